@@ -1,0 +1,178 @@
+//! The host configuration file: Kafka settings, plugin locations and connectors.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ConfigError, ConnectorConfig, PluginName, Problem};
+
+/// The whole host configuration (`turnpike run -c FILE`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// librdkafka settings shared by every connector's consumer and producer.
+    pub kafka: KafkaSettings,
+    /// The admin API.
+    #[serde(default)]
+    pub admin: AdminConfig,
+    /// Plugins loaded from files, by name. Built-in plugins (`pii-mask`, `identity`) need no
+    /// entry.
+    #[serde(default)]
+    pub plugins: BTreeMap<PluginName, PluginSource>,
+    /// The connectors to run.
+    #[serde(default)]
+    pub connectors: Vec<ConnectorConfig>,
+}
+
+/// librdkafka client settings, passed through as given (e.g. `bootstrap.servers`,
+/// `security.protocol`). Values may be written as strings, numbers or booleans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct KafkaSettings(pub BTreeMap<String, Scalar>);
+
+/// A YAML scalar, kept as the text librdkafka expects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// `"text"`
+    Text(String),
+    /// `5`
+    Int(i64),
+    /// `true`
+    Bool(bool),
+}
+
+impl Scalar {
+    fn to_text(&self) -> String {
+        match self {
+            Scalar::Text(s) => s.clone(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+impl KafkaSettings {
+    /// Settings from `bootstrap.servers` alone.
+    pub fn bootstrap(servers: impl Into<String>) -> Self {
+        Self(BTreeMap::from([("bootstrap.servers".to_owned(), Scalar::Text(servers.into()))]))
+    }
+
+    /// The settings as librdkafka key/value text pairs.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.0.iter().map(|(k, v)| (k.clone(), v.to_text())).collect()
+    }
+}
+
+/// Where a plugin's compiled component is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSource {
+    /// Path of the `.wasm` component, relative to the config file.
+    pub path: PathBuf,
+}
+
+/// Admin API settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminConfig {
+    /// Listen address. Default `127.0.0.1:8080`: loopback only, as the API is unauthenticated.
+    pub listen: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self { listen: "127.0.0.1:8080".to_owned() }
+    }
+}
+
+impl HostConfig {
+    /// Parses YAML text and checks every rule. `origin` names the text in messages.
+    pub fn from_yaml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let config: HostConfig = serde_yaml_ng::from_str(text)
+            .map_err(|e| ConfigError::Syntax { origin: origin.to_owned(), message: e.to_string() })?;
+        let problems = config.validate();
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
+        }
+    }
+
+    /// Every rule broken by this configuration, each with its key.
+    pub fn validate(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        match self.kafka.0.get("bootstrap.servers") {
+            Some(Scalar::Text(s)) if !s.trim().is_empty() => {}
+            _ => problems.push(Problem::new("kafka.bootstrap.servers", "set the broker addresses, e.g. `127.0.0.1:9092`")),
+        }
+        if self.admin.listen.parse::<std::net::SocketAddr>().is_err() {
+            problems.push(Problem::new("admin.listen", format!("{:?} is not an address like `127.0.0.1:8080`", self.admin.listen)));
+        }
+        let mut names = BTreeSet::new();
+        for (i, c) in self.connectors.iter().enumerate() {
+            let key = format!("connectors[{i}]");
+            if !names.insert(&c.name) {
+                problems.push(Problem::new(format!("{key}.name"), format!("connector {:?} is defined twice", c.name.as_str())));
+            }
+            problems.extend(c.validate(&key));
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+kafka:
+  bootstrap.servers: 127.0.0.1:9092
+  linger.ms: 5
+connectors:
+  - name: mask
+    topics: [customers]
+    output_topic: customers.masked
+    transforms:
+      - plugin: pii-mask
+        config: { fields: [email] }
+"#;
+
+    #[test]
+    fn a_good_file_parses_with_defaults() {
+        let c = HostConfig::from_yaml(GOOD, "t.yaml").unwrap();
+        assert_eq!(c.connectors[0].batch.max_records, 500);
+        assert_eq!(c.connectors[0].limits.memory_mib, 64);
+        assert_eq!(c.connectors[0].group_id(), "turnpike-mask");
+        assert!(c.kafka.pairs().contains(&("linger.ms".into(), "5".into())));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_position() {
+        let text = GOOD.replace("output_topic:", "output_topik:");
+        let err = HostConfig::from_yaml(&text, "t.yaml").unwrap_err().to_string();
+        assert!(err.contains("output_topik"), "{err}");
+        assert!(err.contains("line 7"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_topic_name_is_named_with_its_position() {
+        let text = GOOD.replace("[customers]", "[\"bad topic\"]");
+        let err = HostConfig::from_yaml(&text, "t.yaml").unwrap_err().to_string();
+        assert!(err.contains("topic name \"bad topic\" is not valid"), "{err}");
+        assert!(err.contains("connectors[0].topics[0]"), "{err}");
+    }
+
+    #[test]
+    fn every_rule_violation_is_reported_at_once() {
+        let text = GOOD
+            .replace("bootstrap.servers: 127.0.0.1:9092", "client.id: x")
+            .replace("output_topic: customers.masked", "output_topic: customers\n    batch: { max_records: 0 }");
+        let Err(ConfigError::Invalid { problems, .. }) = HostConfig::from_yaml(&text, "t.yaml") else {
+            panic!("expected rule violations");
+        };
+        let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["kafka.bootstrap.servers", "connectors[0].output_topic", "connectors[0].batch.max_records"]);
+    }
+}

@@ -1,0 +1,16 @@
+//! Turnpike's configuration: the host config file and connector definitions.
+//!
+//! Everything here is pure data and pure checks, with no I/O and no dependency on wasmtime,
+//! rdkafka or axum, so the file loader, the admin API and a dry-run share one `validate()`.
+//! Names are parsed into newtypes while deserializing ("parse, don't validate"), which lets the
+//! YAML parser point at the line and column of a bad value.
+
+mod connector;
+mod error;
+mod host;
+mod names;
+
+pub use connector::{BatchConfig, ConnectorConfig, ErrorTolerance, ErrorsConfig, Limits, TransformStep};
+pub use error::{ConfigError, Problem};
+pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource};
+pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};

@@ -1,0 +1,169 @@
+//! Validated names. Each rejects a bad value when parsed, with a message that says what is
+//! allowed, so no other code needs to re-check.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} {value:?} is not valid: {rule}")]
+pub struct NameError {
+    kind: &'static str,
+    value: String,
+    rule: &'static str,
+}
+
+fn check(
+    kind: &'static str,
+    value: &str,
+    max_len: usize,
+    allowed: fn(char) -> bool,
+    rule: &'static str,
+) -> Result<(), NameError> {
+    let ok = !value.is_empty()
+        && value.len() <= max_len
+        && value.chars().all(allowed)
+        && value != "."
+        && value != "..";
+    if ok {
+        Ok(())
+    } else {
+        Err(NameError { kind, value: value.to_owned(), rule })
+    }
+}
+
+macro_rules! name_type {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $rule:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// Parses and checks a name.
+            pub fn parse(value: impl Into<String>) -> Result<Self, NameError> {
+                let value = value.into();
+                check($kind, &value, $max, $allowed, $rule)?;
+                Ok(Self(value))
+            }
+
+            /// The name as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = NameError;
+            fn try_from(value: String) -> Result<Self, NameError> {
+                Self::parse(value)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(name: $name) -> String {
+                name.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+name_type!(
+    /// A Kafka topic name: what the broker itself accepts.
+    TopicName, "topic name", 249,
+    |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
+    "use 1-249 characters from a-z, A-Z, 0-9, '.', '_' and '-'"
+);
+
+name_type!(
+    /// A connector name. It appears in URLs, metrics and consumer group ids.
+    ConnectorName, "connector name", 128,
+    |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
+    "use 1-128 characters from a-z, A-Z, 0-9, '.', '_' and '-'"
+);
+
+name_type!(
+    /// A plugin name, without a version.
+    PluginName, "plugin name", 64,
+    |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_',
+    "use 1-64 characters from a-z, 0-9, '-' and '_'"
+);
+
+/// A reference to a plugin from a connector: `name`, `name@latest` or `name@VERSION`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct PluginRef {
+    /// The plugin's name.
+    pub name: PluginName,
+    /// A specific version, or `None` for the latest.
+    pub version: Option<String>,
+}
+
+impl TryFrom<String> for PluginRef {
+    type Error = NameError;
+    fn try_from(value: String) -> Result<Self, NameError> {
+        let (name, version) = match value.split_once('@') {
+            None => (value.as_str(), None),
+            Some((name, "latest")) => (name, None),
+            Some((name, version)) => {
+                check(
+                    "plugin version",
+                    version,
+                    64,
+                    |c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'),
+                    "use 1-64 characters from a-z, A-Z, 0-9, '.', '-', '+' and '_'",
+                )?;
+                (name, Some(version.to_owned()))
+            }
+        };
+        Ok(Self { name: PluginName::parse(name)?, version })
+    }
+}
+
+impl From<PluginRef> for String {
+    fn from(r: PluginRef) -> String {
+        r.to_string()
+    }
+}
+
+impl fmt::Display for PluginRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.version {
+            Some(v) => write!(f, "{}@{v}", self.name),
+            None => write!(f, "{}@latest", self.name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names_follow_kafka_rules() {
+        assert!(TopicName::parse("customers.masked").is_ok());
+        assert!(TopicName::parse("a_b-C9").is_ok());
+        for bad in ["", ".", "..", "has space", "ümlaut", &"x".repeat(250)] {
+            let err = TopicName::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("topic name"), "{err}");
+        }
+    }
+
+    #[test]
+    fn plugin_refs_parse_name_and_version() {
+        let r = PluginRef::try_from("pii-mask@1.2.0".to_owned()).unwrap();
+        assert_eq!((r.name.as_str(), r.version.as_deref()), ("pii-mask", Some("1.2.0")));
+        let r = PluginRef::try_from("pii-mask@latest".to_owned()).unwrap();
+        assert_eq!(r.version, None);
+        assert_eq!(r.to_string(), "pii-mask@latest");
+        assert!(PluginRef::try_from("Pii".to_owned()).is_err());
+        assert!(PluginRef::try_from("pii@".to_owned()).is_err());
+    }
+}

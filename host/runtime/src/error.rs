@@ -1,0 +1,104 @@
+//! What can go wrong when loading, creating and calling a plugin. "The plugin said no"
+//! ([`CreateError::Config`], a plugin error in a batch) is kept apart from "the plugin broke"
+//! ([`Fault`]), because the pipeline treats them differently.
+
+use std::fmt;
+
+/// A component could not be loaded as a plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The bytes are precompiled machine code. Only components are accepted: deserializing
+    /// foreign machine code would let it run unchecked.
+    #[error("this is a precompiled artefact, not a WebAssembly component: upload the .wasm component itself")]
+    Precompiled,
+    /// A core wasm module, not a component.
+    #[error("this is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `wasm-tools component new`")]
+    CoreModule,
+    /// Not WebAssembly at all, or invalid.
+    #[error("not a valid WebAssembly component: {0}")]
+    Invalid(String),
+    /// A valid component that implements none of the Turnpike worlds.
+    #[error("the component does not implement a Turnpike plugin world (turnpike:plugin/transform-plugin@0.1.0): {0}")]
+    WrongWorld(String),
+    /// The engine itself could not be set up.
+    #[error("the WebAssembly engine could not be set up: {0}")]
+    Engine(String),
+}
+
+impl LoadError {
+    pub(crate) fn engine(e: impl fmt::Display) -> Self {
+        Self::Engine(format!("{e:#}"))
+    }
+}
+
+/// A plugin instance could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// The plugin refused its configuration.
+    #[error("the plugin refused its configuration{}: {message}", key.as_deref().map(|k| format!(" at key `{k}`")).unwrap_or_default())]
+    Config {
+        /// The offending key, if the plugin named one.
+        key: Option<String>,
+        /// The plugin's explanation.
+        message: String,
+    },
+    /// Instantiation or `create` failed by a fault.
+    #[error(transparent)]
+    Fault(#[from] Fault),
+}
+
+/// A plugin call failed as a whole.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The plugin reported an error for the whole batch; the instance is still usable.
+    #[error("the plugin failed the batch ({kind:?}): {message}")]
+    Plugin {
+        /// How the plugin asks the host to treat it.
+        kind: crate::ErrorKind,
+        /// The plugin's message.
+        message: String,
+    },
+    /// The plugin broke; the instance has been discarded.
+    #[error(transparent)]
+    Fault(#[from] Fault),
+}
+
+/// A plugin broke: it trapped, ran out of time or memory, or returned malformed data. The
+/// instance that did it is unusable and must be re-created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Fault {
+    /// The plugin trapped (a panic, an invalid operation).
+    #[error("the plugin trapped: {message}")]
+    Trap {
+        /// The trap and, when the plugin wrote one, its last error output (panic message).
+        message: String,
+    },
+    /// The call ran past its CPU deadline and was interrupted.
+    #[error("the plugin ran longer than its limit of {limit_ms} ms and was interrupted")]
+    Timeout {
+        /// The limit that applied.
+        limit_ms: u64,
+    },
+    /// The plugin tried to grow its memory past the cap, then failed.
+    #[error("the plugin exceeded its memory limit of {limit_mib} MiB")]
+    MemoryLimit {
+        /// The cap that applied.
+        limit_mib: u32,
+    },
+    /// The plugin returned data that breaks the contract (a span out of range, an unknown
+    /// input index). A plugin bug.
+    #[error("the plugin returned invalid output: {0}")]
+    InvalidOutput(String),
+}
+
+impl Fault {
+    /// A short stable name for status pages and metrics labels.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Fault::Trap { .. } => "trap",
+            Fault::Timeout { .. } => "timeout",
+            Fault::MemoryLimit { .. } => "memory_limit",
+            Fault::InvalidOutput(_) => "invalid_output",
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The only crate that talks to wasmtime.
+//!
+//! Lifecycle, following wasmtime's guidance for untrusted plugins:
+//! one [`Runtime`] (one `Engine`) per process → each plugin version compiled once into a
+//! [`Plugin`] (which also type-checks the world and keeps the pre-instance) → one
+//! [`TransformInstance`] (one `Store`) per running task, reused across batches and thrown away
+//! after a trap. Every instance runs under a memory cap and a per-call CPU deadline.
+
+mod batch;
+mod bindings;
+mod engine;
+mod error;
+mod instance;
+mod log;
+mod plugin;
+mod state;
+
+pub use batch::{BatchBuilder, OutputView, RecordRef};
+pub use bindings::types::{
+    ConfigError, ErrorKind, Header, InputBatch, InputRecord, OutputBatch, OutputRecord, PluginError,
+    RecordError, Span,
+};
+pub use engine::Runtime;
+pub use error::{CallError, CreateError, Fault, LoadError};
+pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};
+pub use plugin::{Plugin, PluginKind};

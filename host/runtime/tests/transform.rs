@@ -1,0 +1,87 @@
+//! The runtime against the real built-in components, built from source.
+
+use std::sync::OnceLock;
+
+use turnpike_runtime::{
+    BatchBuilder, CreateError, InstanceLabels, InstanceLimits, LoadError, OutputView, Plugin, RecordRef, Runtime,
+    TransformInstance,
+};
+
+fn runtime_and_plugins() -> &'static (Runtime, Vec<(&'static str, Plugin)>) {
+    static LOADED: OnceLock<(Runtime, Vec<(&'static str, Plugin)>)> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        let runtime = Runtime::new().expect("engine");
+        let plugins = turnpike_builtins::build_all()
+            .expect("built-in plugins build")
+            .into_iter()
+            .map(|(name, path)| (name, runtime.load(&std::fs::read(path).expect("read wasm")).expect("load plugin")))
+            .collect();
+        (runtime, plugins)
+    })
+}
+
+fn plugin(name: &str) -> Plugin {
+    runtime_and_plugins().1.iter().find(|(n, _)| *n == name).expect("built-in exists").1.clone()
+}
+
+fn labels() -> InstanceLabels {
+    InstanceLabels { connector: "test".into(), plugin: "p@1".into() }
+}
+
+fn batch(values: &[&str]) -> turnpike_runtime::InputBatch {
+    let mut b = BatchBuilder::default();
+    for (i, v) in values.iter().enumerate() {
+        let record = RecordRef { key: Some(b"k"), value: Some(v.as_bytes()), timestamp: Some(42), topic: "in", partition: 0, offset: i as i64 };
+        b.push(record, [("trace", &b"abc"[..])]);
+    }
+    b.finish()
+}
+
+#[tokio::test]
+async fn identity_returns_every_record_unchanged() {
+    let mut t = TransformInstance::create(&plugin("identity"), "{}", labels(), InstanceLimits::default()).await.unwrap();
+    let input = batch(&["a", "bb", ""]);
+    for _ in 0..3 {
+        let out = t.transform(&input).await.unwrap();
+        let view = OutputView::new(&out);
+        let values: Vec<_> = out.records.iter().map(|r| view.value(r).unwrap()).collect();
+        assert_eq!(values, [&b"a"[..], b"bb", b""]);
+        assert_eq!(out.records.iter().map(|r| r.input).collect::<Vec<_>>(), [0, 1, 2]);
+        let headers: Vec<_> = view.headers(&out.records[1]).collect();
+        assert_eq!(headers, [("trace", &b"abc"[..])]);
+        assert_eq!(out.records[0].timestamp, Some(42));
+    }
+}
+
+#[tokio::test]
+async fn pii_mask_masks_inside_the_sandbox() {
+    let cfg = r#"{"fields":["email"],"detectors":["ssn"]}"#;
+    let mut t = TransformInstance::create(&plugin("pii-mask"), cfg, labels(), InstanceLimits::default()).await.unwrap();
+    let out = t.transform(&batch(&[r#"{"email":"a@b.co","n":"ssn 123-45-6789"}"#, "nope"])).await.unwrap();
+    let view = OutputView::new(&out);
+    assert_eq!(out.records.len(), 1);
+    assert_eq!(view.value(&out.records[0]).unwrap(), br#"{"email":"***","n":"ssn ***"}"#);
+    assert_eq!(out.errors.len(), 1);
+    assert_eq!(out.errors[0].input, 1);
+}
+
+#[tokio::test]
+async fn a_refused_config_names_the_key() {
+    let err = TransformInstance::create(&plugin("pii-mask"), r#"{"fields":["a"],"modde":1}"#, labels(), InstanceLimits::default())
+        .await
+        .err()
+        .expect("config refused");
+    match err {
+        CreateError::Config { message, .. } => assert!(message.contains("unknown field `modde`"), "{message}"),
+        other => panic!("expected a config error, got {other}"),
+    }
+}
+
+#[test]
+fn non_components_are_refused_with_a_reason() {
+    let runtime = &runtime_and_plugins().0;
+    assert!(matches!(runtime.load(b"\0asm\x01\0\0\0"), Err(LoadError::CoreModule)));
+    assert!(matches!(runtime.load(b"definitely not wasm"), Err(LoadError::Invalid(_))));
+    let text = runtime.load(b"\0asm\x01\0\0\0").err().unwrap().to_string();
+    assert!(text.contains("core WebAssembly module"), "{text}");
+}

@@ -1,0 +1,152 @@
+//! `pii-mask`: masks personal data in JSON record values, by field path and by detection.
+//! See this plugin's README for the configuration table and examples.
+
+mod config;
+mod detect;
+mod mask;
+mod path;
+
+use serde_json::Value;
+use turnpike_sdk::prelude::*;
+
+pub use config::Config;
+use config::{Field, Mode, NonJson};
+use detect::Detectors;
+use mask::Masker;
+
+/// The configured transform.
+pub struct PiiMask {
+    fields: Vec<Field>,
+    detectors: Detectors,
+    detector_mode: Mode,
+    keep_last: usize,
+    masker: Masker,
+    on_non_json: NonJson,
+}
+
+impl Transform for PiiMask {
+    type Config = Config;
+
+    fn create(config: Config) -> Result<Self, ConfigError> {
+        Ok(Self {
+            fields: config.fields()?,
+            detectors: Detectors::new(&config.detectors),
+            detector_mode: config.detector_mode,
+            keep_last: config.keep_last,
+            masker: Masker { replacement: config.replacement, salt: config.salt },
+            on_non_json: config.on_non_json,
+        })
+    }
+
+    fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+        // A tombstone carries nothing to mask: pass it on so deletes still propagate.
+        let Some(bytes) = record.value() else {
+            out.forward(record);
+            return Ok(());
+        };
+        let mut doc: Value = match serde_json::from_slice(bytes) {
+            Ok(doc) => doc,
+            Err(e) => {
+                return match self.on_non_json {
+                    NonJson::Pass => {
+                        out.forward(record);
+                        Ok(())
+                    }
+                    NonJson::Error => Err(RecordError::invalid(format!(
+                        "the value is not JSON ({e}); set on_non_json: pass to let such records through unmasked"
+                    ))),
+                };
+            }
+        };
+        self.mask(&mut doc);
+        let masked = serde_json::to_vec(&doc).map_err(|e| RecordError::fatal(format!("could not serialize the masked value: {e}")))?;
+        out.forward_with_value(record, masked);
+        Ok(())
+    }
+}
+
+impl PiiMask {
+    /// Masks configured fields, then runs detectors over every remaining string.
+    fn mask(&self, doc: &mut Value) {
+        for field in &self.fields {
+            field.path.for_each_mut(doc, &mut |v| self.masker.value(v, field.mode, field.keep_last));
+        }
+        if !self.detectors.is_empty() {
+            let mask = |found: &str| self.masker.text(found, self.detector_mode, self.keep_last);
+            visit_strings(doc, &mut |s: &mut String| {
+                if let Some(masked) = self.detectors.apply(s, &mask) {
+                    *s = masked;
+                }
+            });
+        }
+    }
+}
+
+fn visit_strings(value: &mut Value, f: &mut impl FnMut(&mut String)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| visit_strings(v, f)),
+        Value::Object(map) => map.values_mut().for_each(|v| visit_strings(v, f)),
+        _ => {}
+    }
+}
+
+export_transform!(PiiMask);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use turnpike_sdk::testing;
+
+    fn run(config: Value, values: &[&str]) -> testing::TestOutput {
+        let mut t = testing::create::<PiiMask>(&config.to_string()).unwrap();
+        testing::run(&mut t, values.iter().map(|v| TestRecord::value(*v))).unwrap()
+    }
+
+    #[test]
+    fn masks_fields_by_path_and_keeps_the_rest_byte_identical() {
+        let input = r#"{"id":7,"price":10.50,"user":{"email":"a@b.co","name":"Ann"},"cards":[{"n":"4111111111111111"}]}"#;
+        let out = run(json!({"fields": ["user.email", {"path": "cards[*].n", "mode": "partial"}]}), &[input]);
+        assert_eq!(out.values()[0], r#"{"id":7,"price":10.50,"user":{"email":"***","name":"Ann"},"cards":[{"n":"************1111"}]}"#);
+    }
+
+    #[test]
+    fn hash_mode_is_stable_so_joins_still_work() {
+        let cfg = json!({"fields": [{"path": "email", "mode": "hash"}], "salt": "pepper"});
+        let out = run(cfg, &[r#"{"email":"x@y.io"}"#, r#"{"email":"x@y.io"}"#, r#"{"email":"z@y.io"}"#]);
+        let hashes: Vec<Value> = out.values().iter().map(|v| serde_json::from_str::<Value>(v).unwrap()["email"].clone()).collect();
+        assert_eq!(hashes[0], hashes[1]);
+        assert_ne!(hashes[0], hashes[2]);
+        assert_eq!(hashes[0].as_str().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn detectors_find_pii_in_free_text() {
+        let cfg = json!({"detectors": ["email", "phone", "credit_card", "ssn"]});
+        let out = run(cfg, &[r#"{"note":"mail a@b.com or call 555-123-4567, card 4111 1111 1111 1111, ssn 123-45-6789"}"#]);
+        assert_eq!(out.values()[0], r#"{"note":"mail *** or call ***, card ***, ssn ***"}"#);
+    }
+
+    #[test]
+    fn non_json_is_an_error_by_default_and_passes_when_configured() {
+        let out = run(json!({"fields": ["a"]}), &["not json", r#"{"a":1}"#]);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].0, 0);
+        assert!(out.errors[0].1.message.contains("not JSON"));
+        assert_eq!(out.values(), [r#"{"a":"***"}"#]);
+        let out = run(json!({"fields": ["a"], "on_non_json": "pass"}), &["not json"]);
+        assert_eq!(out.values(), ["not json"]);
+    }
+
+    #[test]
+    fn config_errors_name_the_key() {
+        let err = testing::create::<PiiMask>(r#"{"fields":["a..b"]}"#).err().unwrap();
+        assert_eq!(err.key.as_deref(), Some("fields[0]"));
+        let err = testing::create::<PiiMask>(r#"{"fields":["a"],"default_mode":"scramble"}"#).err().unwrap();
+        assert_eq!(err.key.as_deref(), Some("default_mode"));
+        assert!(err.message.contains("unknown variant `scramble`"), "{}", err.message);
+        let err = testing::create::<PiiMask>("{}").err().unwrap();
+        assert_eq!(err.key.as_deref(), Some("fields"));
+    }
+}

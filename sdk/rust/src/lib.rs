@@ -1,0 +1,83 @@
+//! Write [Turnpike](https://example.invalid/turnpike) plugins in Rust.
+//!
+//! A plugin is a type implementing one trait — [`Transform`] for single-message transforms —
+//! set up once from its typed configuration, then called with each record. The
+//! [`export_transform!`] macro turns it into a WebAssembly component when built with
+//! `cargo build --target wasm32-wasip2`, and [`testing`] runs the same logic natively in
+//! `cargo test`.
+//!
+//! # Example
+//! ```
+//! use turnpike_sdk::prelude::*;
+//!
+//! /// Upper-cases every record value.
+//! struct Upper;
+//!
+//! impl Transform for Upper {
+//!     type Config = NoConfig;
+//!     fn create(_: NoConfig) -> Result<Self, ConfigError> {
+//!         Ok(Upper)
+//!     }
+//!     fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+//!         let upper = record.value().unwrap_or_default().to_ascii_uppercase();
+//!         out.forward_with_value(record, upper);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! export_transform!(Upper);
+//!
+//! let result = turnpike_sdk::testing::run(&mut Upper, [TestRecord::value("hi")]).unwrap();
+//! assert_eq!(result.outputs[0].value.as_deref(), Some(&b"HI"[..]));
+//! ```
+#![deny(missing_docs)]
+
+mod config;
+mod error;
+pub mod log;
+mod output;
+mod record;
+pub mod testing;
+mod transform;
+
+#[doc(hidden)]
+pub mod bindings;
+
+pub use config::{parse_config, NoConfig};
+pub use error::{ConfigError, ErrorKind, RecordError};
+pub use output::{NewRecord, Output, Outputs};
+pub use record::{Batch, Record};
+pub use testing::TestRecord;
+pub use transform::Transform;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::transform::{run_batch, TransformResource};
+}
+
+/// Everything a plugin usually needs.
+pub mod prelude {
+    pub use crate::{
+        export_transform, log, ConfigError, ErrorKind, NewRecord, NoConfig, Output, Record, RecordError,
+        TestRecord, Transform,
+    };
+    pub use serde::Deserialize;
+}
+
+/// Exports a [`Transform`] implementation as the plugin's transform.
+///
+/// Use it once, in the plugin crate's `lib.rs`, with `crate-type = ["cdylib"]`. It expands to
+/// nothing off WebAssembly, so the same crate also links natively into tests and benchmarks.
+#[macro_export]
+macro_rules! export_transform {
+    ($t:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct __TurnpikeTransformPlugin;
+            impl $crate::bindings::exports::turnpike::plugin::transform::Guest for __TurnpikeTransformPlugin {
+                type Transformer = $crate::__private::TransformResource<$t>;
+            }
+            $crate::bindings::export_transform_world!(__TurnpikeTransformPlugin with_types_in $crate::bindings);
+        };
+    };
+}

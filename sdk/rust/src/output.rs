@@ -1,0 +1,193 @@
+//! Building a transform's output batch: zero or more records per input.
+
+use crate::bindings::turnpike::plugin::types as wit;
+use crate::record::slice;
+use crate::{Record, RecordError};
+
+/// All outputs of one batch. [`crate::Transform::transform_batch`] gets it whole; per-record
+/// code gets an [`Output`] bound to one input.
+pub struct Outputs {
+    batch: wit::OutputBatch,
+}
+
+/// Where the outputs of one input record go.
+pub struct Output<'b> {
+    outputs: &'b mut Outputs,
+    input: u32,
+}
+
+/// A record built from scratch, for [`Output::emit`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewRecord {
+    key: Option<Vec<u8>>,
+    value: Option<Vec<u8>>,
+    headers: Vec<(String, Vec<u8>)>,
+    timestamp: Option<i64>,
+    topic: Option<String>,
+}
+
+impl NewRecord {
+    /// A record with a null key, a null value and no headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the key.
+    pub fn key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the value.
+    pub fn value(mut self, value: impl Into<Vec<u8>>) -> Self {
+        self.value = Some(value.into());
+        self
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        self.headers.push((key.into(), value.into()));
+        self
+    }
+
+    /// Sets the timestamp (milliseconds since the Unix epoch).
+    pub fn timestamp(mut self, millis: i64) -> Self {
+        self.timestamp = Some(millis);
+        self
+    }
+
+    /// Sends the record to `topic` instead of the connector's output topic.
+    pub fn topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+}
+
+/// A position in [`Outputs`] to roll back to when an input fails halfway.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark {
+    data: usize,
+    headers: usize,
+    records: usize,
+    topics: usize,
+}
+
+impl Outputs {
+    pub(crate) fn with_capacity(records: usize, bytes: usize) -> Self {
+        Self {
+            batch: wit::OutputBatch {
+                data: Vec::with_capacity(bytes),
+                topics: Vec::new(),
+                headers: Vec::new(),
+                records: Vec::with_capacity(records),
+                errors: Vec::new(),
+            },
+        }
+    }
+
+    /// The output handle for the input record at `index`.
+    pub fn for_input(&mut self, index: u32) -> Output<'_> {
+        Output { outputs: self, input: index }
+    }
+
+    /// Reports that the input at `index` failed; the host applies the error policy to it.
+    pub fn fail(&mut self, index: u32, error: RecordError) {
+        let kind = match error.kind {
+            crate::ErrorKind::InvalidRecord => wit::ErrorKind::InvalidRecord,
+            crate::ErrorKind::Retriable => wit::ErrorKind::Retriable,
+            crate::ErrorKind::Fatal => wit::ErrorKind::Fatal,
+        };
+        self.batch.errors.push(wit::RecordError { input: index, error: wit::PluginError { kind, message: error.message } });
+    }
+
+    pub(crate) fn mark(&self) -> Mark {
+        let b = &self.batch;
+        Mark { data: b.data.len(), headers: b.headers.len(), records: b.records.len(), topics: b.topics.len() }
+    }
+
+    pub(crate) fn rollback(&mut self, m: Mark) {
+        let b = &mut self.batch;
+        b.data.truncate(m.data);
+        b.headers.truncate(m.headers);
+        b.records.truncate(m.records);
+        b.topics.truncate(m.topics);
+    }
+
+    pub(crate) fn finish(self) -> wit::OutputBatch {
+        self.batch
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> wit::Span {
+        let offset = self.batch.data.len() as u32;
+        self.batch.data.extend_from_slice(bytes);
+        wit::Span { offset, len: bytes.len() as u32 }
+    }
+
+    fn topic_index(&mut self, topic: &str) -> u32 {
+        let topics = &mut self.batch.topics;
+        match topics.iter().position(|t| t == topic) {
+            Some(i) => i as u32,
+            None => {
+                topics.push(topic.to_owned());
+                (topics.len() - 1) as u32
+            }
+        }
+    }
+
+    fn push_headers<'h>(&mut self, headers: impl Iterator<Item = (&'h str, &'h [u8])>) -> wit::Span {
+        let first = self.batch.headers.len() as u32;
+        for (k, v) in headers {
+            let key = self.append(k.as_bytes());
+            let value = self.append(v);
+            self.batch.headers.push(wit::Header { key, value });
+        }
+        wit::Span { offset: first, len: self.batch.headers.len() as u32 - first }
+    }
+}
+
+impl Output<'_> {
+    /// Sends the input record on unchanged (key, value, headers, timestamp).
+    pub fn forward(&mut self, record: &Record<'_>) {
+        self.forward_parts(record, record.value());
+    }
+
+    /// Sends the input record on with a new value, keeping its key, headers and timestamp.
+    pub fn forward_with_value(&mut self, record: &Record<'_>, value: impl AsRef<[u8]>) {
+        self.forward_parts(record, Some(value.as_ref()));
+    }
+
+    fn forward_parts(&mut self, record: &Record<'_>, value: Option<&[u8]>) {
+        let o = &mut *self.outputs;
+        let key = record.key().map(|k| o.append(k));
+        let value = value.map(|v| o.append(v));
+        let headers = o.push_headers(record.headers());
+        o.batch.records.push(wit::OutputRecord {
+            input: self.input,
+            key,
+            value,
+            headers,
+            timestamp: record.timestamp(),
+            topic: None,
+        });
+    }
+
+    /// Sends a record built from scratch.
+    pub fn emit(&mut self, record: NewRecord) {
+        let o = &mut *self.outputs;
+        let key = record.key.as_deref().map(|k| o.append(k));
+        let value = record.value.as_deref().map(|v| o.append(v));
+        let headers = o.push_headers(record.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        let topic = record.topic.as_deref().map(|t| o.topic_index(t));
+        o.batch.records.push(wit::OutputRecord { input: self.input, key, value, headers, timestamp: record.timestamp, topic });
+    }
+
+    /// The index of the input this output handle belongs to.
+    pub fn input(&self) -> u32 {
+        self.input
+    }
+}
+
+/// Reads back an output batch (used by [`crate::testing`]).
+pub(crate) fn bytes(batch: &wit::OutputBatch, span: wit::Span) -> Vec<u8> {
+    slice(&batch.data, span).to_vec()
+}

@@ -1,0 +1,80 @@
+//! The transform trait and the glue that exports it through the component model.
+
+use std::cell::RefCell;
+
+use serde::de::DeserializeOwned;
+
+use crate::bindings::exports::turnpike::plugin::transform as export;
+use crate::bindings::turnpike::plugin::types as wit;
+use crate::output::Outputs;
+use crate::{parse_config, Batch, ConfigError, Output, Record, RecordError};
+
+/// A single-message transform.
+///
+/// The host creates one value per running task with [`Transform::create`], then calls
+/// [`Transform::transform_batch`] once per batch; by default that calls
+/// [`Transform::transform`] for each record. State kept in `self` lives as long as the task.
+pub trait Transform: Sized + 'static {
+    /// The plugin's configuration, parsed from the connector's `config` mapping. Use
+    /// `#[serde(deny_unknown_fields)]` so a misspelt key is reported, not ignored.
+    type Config: DeserializeOwned;
+
+    /// Builds the transform from its configuration. Called once per instance; return a
+    /// [`ConfigError`] naming the key for a value you refuse.
+    fn create(config: Self::Config) -> Result<Self, ConfigError>;
+
+    /// Handles one record: send zero, one or more outputs through `out`, or return an error
+    /// for this record (outputs already sent for it are then discarded).
+    fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError>;
+
+    /// Handles a whole batch. Override only to work across records; the default calls
+    /// [`Transform::transform`] per record and collects per-record errors. An `Err` fails the
+    /// whole batch.
+    fn transform_batch(&mut self, batch: Batch<'_>, outputs: &mut Outputs) -> Result<(), RecordError> {
+        for record in batch.records() {
+            let mark = outputs.mark();
+            let result = self.transform(&record, &mut outputs.for_input(record.index()));
+            if let Err(e) = result {
+                outputs.rollback(mark);
+                outputs.fail(record.index(), e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs one batch through a transform: the whole per-batch path except the component-model
+/// boundary. The exported component and [`crate::testing`] both use it.
+pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
+    let mut outputs = Outputs::with_capacity(batch.records.len(), batch.data.len());
+    match transform.transform_batch(Batch { inner: batch }, &mut outputs) {
+        Ok(()) => Ok(outputs.finish()),
+        Err(e) => Err(wit::PluginError {
+            kind: match e.kind {
+                crate::ErrorKind::InvalidRecord => wit::ErrorKind::InvalidRecord,
+                crate::ErrorKind::Retriable => wit::ErrorKind::Retriable,
+                crate::ErrorKind::Fatal => wit::ErrorKind::Fatal,
+            },
+            message: e.message,
+        }),
+    }
+}
+
+/// The component-model resource wrapping a user's transform. Resource methods take `&self`;
+/// one instance is only ever called by one host task at a time, so a `RefCell` suffices.
+#[doc(hidden)]
+pub struct TransformResource<T>(RefCell<T>);
+
+impl<T: Transform> export::GuestTransformer for TransformResource<T> {
+    fn create(config: String) -> Result<export::Transformer, wit::ConfigError> {
+        let parsed = parse_config::<T::Config>(&config).and_then(T::create);
+        match parsed {
+            Ok(t) => Ok(export::Transformer::new(TransformResource(RefCell::new(t)))),
+            Err(e) => Err(wit::ConfigError { key: e.key, message: e.message }),
+        }
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
+        run_batch(&mut *self.0.borrow_mut(), &batch)
+    }
+}
