@@ -1,1 +1,6 @@
+//! Integration tests: the `turnpike` host process against a real Apache Kafka broker.
+//! Run them with `tests/run.sh`, which starts the broker.
 
+mod config_errors;
+mod delivery;
+mod masking;

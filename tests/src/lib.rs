@@ -1,1 +1,242 @@
+//! Test support: a real Kafka broker (started by `tests/run.sh`), unique topics, producing
+//! and consuming, and a real `turnpike` host process to start, query and kill.
 
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+
+/// The broker's address, from `TURNPIKE_TEST_BOOTSTRAP` (set by `tests/run.sh`).
+pub fn bootstrap() -> String {
+    std::env::var("TURNPIKE_TEST_BOOTSTRAP").expect(
+        "TURNPIKE_TEST_BOOTSTRAP is not set: run the suite with tests/run.sh, which starts a real Kafka broker",
+    )
+}
+
+/// A topic name no other test uses.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{:016x}", rand::random::<u64>())
+}
+
+/// Creates a topic and waits until the broker confirms it.
+pub async fn create_topic(name: &str, partitions: i32) -> Result<()> {
+    let admin: AdminClient<DefaultClientContext> =
+        ClientConfig::new().set("bootstrap.servers", bootstrap()).create().context("admin client")?;
+    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    let results = admin.create_topics([&topic], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)))).await?;
+    for r in results {
+        r.map_err(|(t, e)| anyhow::anyhow!("creating topic {t}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A producer for test input.
+pub fn producer() -> Result<FutureProducer> {
+    Ok(ClientConfig::new().set("bootstrap.servers", bootstrap()).set("linger.ms", "5").create()?)
+}
+
+/// Produces `(key, value)` records and waits for every acknowledgement.
+pub async fn produce(producer: &FutureProducer, topic: &str, records: &[(String, String)]) -> Result<()> {
+    let mut pending = Vec::with_capacity(records.len());
+    for (k, v) in records {
+        let mut record = FutureRecord::to(topic).key(k.as_str()).payload(v.as_str());
+        loop {
+            match producer.send_result(record) {
+                Ok(f) => {
+                    pending.push(f);
+                    break;
+                }
+                // The local queue is full: wait for what is in flight, then try again.
+                Err((_, back)) => {
+                    record = back;
+                    for f in pending.drain(..) {
+                        f.await?.map_err(|(e, _)| anyhow::anyhow!("delivery: {e}"))?;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        }
+    }
+    for f in pending {
+        f.await?.map_err(|(e, _)| anyhow::anyhow!("delivery: {e}"))?;
+    }
+    producer.flush(Duration::from_secs(30))?;
+    Ok(())
+}
+
+/// Reads `topic` from the beginning until `done(records so far)` says stop or `timeout`
+/// passes; returns every `(key, value)` read, duplicates included.
+pub async fn consume_until(topic: &str, timeout: Duration, mut done: impl FnMut(&[(String, String)]) -> bool) -> Result<Vec<(String, String)>> {
+    let consumer: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("verifier"))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .create()?;
+    consumer.subscribe(&[topic])?;
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    while !done(&out) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        match tokio::time::timeout(left.min(Duration::from_millis(500)), consumer.recv()).await {
+            Ok(Ok(m)) => out.push((
+                String::from_utf8_lossy(m.key().unwrap_or_default()).into_owned(),
+                String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
+            )),
+            Ok(Err(e)) => eprintln!("verifier consumer: {e}"),
+            Err(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Counts records per key: `(distinct keys, duplicates)`.
+pub fn distinct_and_duplicates(records: &[(String, String)]) -> (usize, usize) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (k, _) in records {
+        *seen.entry(k).or_default() += 1;
+    }
+    (seen.len(), records.len() - seen.len())
+}
+
+/// The `turnpike` binary built beside this test binary (`tests/run.sh` builds it first), or
+/// `TURNPIKE_BIN`.
+pub fn turnpike_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("TURNPIKE_BIN") {
+        return p.into();
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+    let bin = dir.join("turnpike");
+    assert!(bin.exists(), "{} is missing: run `cargo build -p turnpike` (tests/run.sh does)", bin.display());
+    bin
+}
+
+/// A free loopback port for an admin API.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// A `turnpike run` process.
+pub struct HostProcess {
+    child: Child,
+    pub admin: String,
+    pub log: PathBuf,
+}
+
+impl HostProcess {
+    /// Starts `turnpike run -c <dir>/turnpike.yaml` with `config` written there.
+    pub fn start(dir: &Path, config: &str) -> Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("turnpike.yaml");
+        std::fs::write(&path, config)?;
+        let admin = config
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("listen:"))
+            .map(|s| s.trim().trim_matches('"').to_owned())
+            .context("config must set admin.listen")?;
+        let log = dir.join(format!("host-{}.log", rand::random::<u32>()));
+        let child = Command::new(turnpike_bin())
+            .args(["run", "-c"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .env("TURNPIKE_LOG", "info,librdkafka=warn")
+            .spawn()
+            .context("starting turnpike")?;
+        Ok(Self { child, admin, log })
+    }
+
+    /// GETs an admin API path; `(status, JSON body)`.
+    pub fn get(&self, path: &str) -> Result<(u16, serde_json::Value)> {
+        http_get(&self.admin, path)
+    }
+
+    /// Waits until the connector reports `state`, or fails with the host's log.
+    pub fn wait_state(&mut self, connector: &str, state: &str, timeout: Duration) -> Result<serde_json::Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                bail!("turnpike exited ({status}) before {connector} was {state}; log:\n{}", self.log_text());
+            }
+            if let Ok((200, body)) = self.get(&format!("/v1/connectors/{connector}")) {
+                if body["state"] == state {
+                    return Ok(body);
+                }
+            }
+            if Instant::now() > deadline {
+                bail!("{connector} not {state} after {timeout:?}; log:\n{}", self.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The host's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Kills the process at once (SIGKILL): no shutdown, no final commit.
+    pub fn kill_hard(&mut self) -> Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+
+    /// Asks the process to stop (SIGTERM) and waits for it.
+    pub fn stop(&mut self) -> Result<std::process::ExitStatus> {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                self.child.kill()?;
+                bail!("turnpike did not stop within 60 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal HTTP/1.1 GET for the admin API (loopback only, JSON answers).
+pub fn http_get(address: &str, path: &str) -> Result<(u16, serde_json::Value)> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status: u16 = response.split(' ').nth(1).context("status line")?.parse()?;
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+    Ok((status, serde_json::from_str(body).with_context(|| format!("JSON body: {body}"))?))
+}
+
+/// A host config for one connector, on the test broker, admin API on `port`.
+pub fn host_config(port: u16, connector_yaml: &str) -> String {
+    let indented: String = connector_yaml.lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{port}\nconnectors:\n{indented}",
+        bootstrap()
+    )
+}

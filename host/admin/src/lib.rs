@@ -1,1 +1,149 @@
+//! The only crate that talks to axum: Turnpike's admin HTTP API.
+//!
+//! JSON everywhere; errors are `{"error": ..., "detail": ...}` with a status that says whose
+//! fault it is.
 
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use turnpike_pipeline::{ConnectorStatus, Host};
+
+/// The API's routes, over a running host.
+pub fn router(host: Arc<Host>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/v1/connectors", get(list_connectors))
+        .route("/v1/connectors/{name}", get(get_connector))
+        .route("/v1/plugins", get(list_plugins))
+        .fallback(not_found)
+        .with_state(host)
+}
+
+/// An error response: a short `error` code and a `detail` that says what to do.
+#[derive(Debug, Serialize)]
+struct ApiError {
+    #[serde(skip)]
+    status: StatusCode,
+    error: &'static str,
+    detail: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self)).into_response()
+    }
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+#[derive(Serialize)]
+struct ConnectorList {
+    connectors: Vec<ConnectorStatus>,
+}
+
+async fn list_connectors(State(host): State<Arc<Host>>) -> Json<ConnectorList> {
+    Json(ConnectorList { connectors: host.statuses() })
+}
+
+async fn get_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorStatus>, ApiError> {
+    host.status(&name).map(Json).ok_or_else(|| ApiError {
+        status: StatusCode::NOT_FOUND,
+        error: "connector_not_found",
+        detail: format!("no connector named {name:?}; GET /v1/connectors lists them"),
+    })
+}
+
+#[derive(Serialize)]
+struct PluginSummary {
+    name: String,
+    version: String,
+    kind: &'static str,
+    digest: String,
+    size: usize,
+}
+
+#[derive(Serialize)]
+struct PluginList {
+    plugins: Vec<PluginSummary>,
+}
+
+async fn list_plugins(State(host): State<Arc<Host>>) -> Json<PluginList> {
+    let plugins = host
+        .registry()
+        .list()
+        .into_iter()
+        .map(|p| PluginSummary {
+            name: p.name.to_string(),
+            version: p.version.clone(),
+            kind: p.plugin.kind().as_str(),
+            digest: format!("sha256:{}", p.plugin.digest()),
+            size: p.plugin.size(),
+        })
+        .collect();
+    Json(PluginList { plugins })
+}
+
+async fn not_found() -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        error: "not_found",
+        detail: "no such endpoint; see /v1/connectors, /v1/plugins and /healthz".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    fn app() -> Router {
+        let runtime = turnpike_runtime_for_tests();
+        router(Arc::new(Host::new(runtime, vec![("bootstrap.servers".into(), "127.0.0.1:1".into())])))
+    }
+
+    fn turnpike_runtime_for_tests() -> turnpike_pipeline::Runtime {
+        turnpike_pipeline::Runtime::new().expect("engine")
+    }
+
+    async fn get_json(app: Router, uri: &str) -> (StatusCode, serde_json::Value) {
+        let response = app.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&body).expect("JSON body"))
+    }
+
+    #[tokio::test]
+    async fn healthz_answers_ok() {
+        let (status, body) = get_json(app(), "/healthz").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["status"], "ok");
+    }
+
+    #[tokio::test]
+    async fn connectors_list_is_json_and_empty_at_first() {
+        let (status, body) = get_json(app(), "/v1/connectors").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["connectors"], serde_json::json!([]));
+    }
+
+    #[tokio::test]
+    async fn unknown_connector_and_endpoint_are_404_with_a_detail() {
+        let (status, body) = get_json(app(), "/v1/connectors/nope").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body["error"], "connector_not_found");
+        assert!(body["detail"].as_str().unwrap().contains("nope"));
+        let (status, body) = get_json(app(), "/v2/whatever").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body["error"], "not_found");
+    }
+}

@@ -100,6 +100,18 @@ impl HostConfig {
         }
     }
 
+    /// Parses one connector definition (YAML) and checks it.
+    pub fn connector_from_yaml(text: &str, origin: &str) -> Result<ConnectorConfig, ConfigError> {
+        let connector: ConnectorConfig = serde_yaml_ng::from_str(text)
+            .map_err(|e| ConfigError::Syntax { origin: origin.to_owned(), message: e.to_string() })?;
+        let problems = connector.validate("connector");
+        if problems.is_empty() {
+            Ok(connector)
+        } else {
+            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
+        }
+    }
+
     /// Every rule broken by this configuration, each with its key.
     pub fn validate(&self) -> Vec<Problem> {
         let mut problems = Vec::new();

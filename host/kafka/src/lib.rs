@@ -1,1 +1,15 @@
+//! The only crate that talks to rdkafka (librdkafka): a batching consumer whose offsets are
+//! committed only when the caller says the data is safe, a producer that hands back one
+//! delivery future per record, and the embedded mock broker for `turnpike dev`.
+//!
+//! Nothing here knows about WebAssembly.
 
+mod consumer;
+mod embedded;
+mod error;
+mod producer;
+
+pub use consumer::{ConsumedRecord, Consumer, ConsumerOptions, Offsets};
+pub use embedded::EmbeddedBroker;
+pub use error::KafkaError;
+pub use producer::{Delivery, OutgoingRecord, Producer};

@@ -1,1 +1,18 @@
+//! Runs connectors: Kafka in → a chain of WebAssembly transforms → Kafka out, at least once.
+//!
+//! [`Host`] owns the plugin registry and the running connectors. Each connector is one task
+//! ([`task`]) feeding batches through its [`chain`], and a committer ([`committer`]) that
+//! commits input offsets only once every output derived from them is acknowledged.
 
+mod chain;
+mod committer;
+mod host;
+mod registry;
+mod status;
+mod task;
+
+pub use host::{Host, HostError};
+pub use registry::{PluginInfo, PluginRegistry, RegistryError};
+pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
+/// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
+pub use turnpike_runtime::Runtime;

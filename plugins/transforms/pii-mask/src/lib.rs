@@ -3,15 +3,17 @@
 
 mod config;
 mod detect;
+mod doc;
 mod mask;
 mod path;
 
-use serde_json::Value;
+use serde_json::value::RawValue;
 use turnpike_sdk::prelude::*;
 
 pub use config::Config;
 use config::{Field, Mode, NonJson};
 use detect::Detectors;
+use doc::{node, range, Edits, Node};
 use mask::Masker;
 
 /// The configured transform.
@@ -44,7 +46,10 @@ impl Transform for PiiMask {
             out.forward(record);
             return Ok(());
         };
-        let mut doc: Value = match serde_json::from_slice(bytes) {
+        let parsed = std::str::from_utf8(bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<&RawValue>(text).map(|root| (text, root)).map_err(|e| e.to_string()));
+        let (text, root) = match parsed {
             Ok(doc) => doc,
             Err(e) => {
                 return match self.on_non_json {
@@ -58,36 +63,46 @@ impl Transform for PiiMask {
                 };
             }
         };
-        self.mask(&mut doc);
-        let masked = serde_json::to_vec(&doc).map_err(|e| RecordError::fatal(format!("could not serialize the masked value: {e}")))?;
-        out.forward_with_value(record, masked);
+        let edits = self.mask(text, root);
+        out.forward_with_value(record, edits.apply(text));
         Ok(())
     }
 }
 
 impl PiiMask {
-    /// Masks configured fields, then runs detectors over every remaining string.
-    fn mask(&self, doc: &mut Value) {
+    /// Masks configured fields, then runs detectors over every string not already masked.
+    fn mask<'a>(&self, text: &'a str, root: &'a RawValue) -> Edits {
+        let mut edits = Edits::default();
         for field in &self.fields {
-            field.path.for_each_mut(doc, &mut |v| self.masker.value(v, field.mode, field.keep_last));
-        }
-        if !self.detectors.is_empty() {
-            let mask = |found: &str| self.masker.text(found, self.detector_mode, self.keep_last);
-            visit_strings(doc, &mut |s: &mut String| {
-                if let Some(masked) = self.detectors.apply(s, &mask) {
-                    *s = masked;
+            field.path.for_each(root, &mut |v| {
+                if let Some(masked) = self.masker.value(node(v), v.get(), field.mode, field.keep_last) {
+                    edits.replace(range(text, v), masked);
                 }
             });
         }
+        if !self.detectors.is_empty() {
+            let mask = |found: &str| self.masker.text(found, self.detector_mode, self.keep_last);
+            visit_strings(root, &mut |raw, s| {
+                let at = range(text, raw);
+                if edits.covers(&at) {
+                    return;
+                }
+                if let Some(masked) = self.detectors.apply(s, &mask) {
+                    edits.replace(at, serde_json::to_string(&masked).expect("a string always serializes"));
+                }
+            });
+        }
+        edits
     }
 }
 
-fn visit_strings(value: &mut Value, f: &mut impl FnMut(&mut String)) {
-    match value {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter_mut().for_each(|v| visit_strings(v, f)),
-        Value::Object(map) => map.values_mut().for_each(|v| visit_strings(v, f)),
-        _ => {}
+/// Calls `f` with every string value in the document (not object keys).
+fn visit_strings<'a>(raw: &'a RawValue, f: &mut impl FnMut(&'a RawValue, &str)) {
+    match node(raw) {
+        Node::String(s) => f(raw, &s),
+        Node::Array(items) => items.into_iter().for_each(|v| visit_strings(v, f)),
+        Node::Object(entries) => entries.into_iter().for_each(|(_, v)| visit_strings(v, f)),
+        Node::Null | Node::Scalar => {}
     }
 }
 
@@ -96,7 +111,7 @@ export_transform!(PiiMask);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
     use turnpike_sdk::testing;
 
     fn run(config: Value, values: &[&str]) -> testing::TestOutput {
@@ -119,6 +134,13 @@ mod tests {
         assert_eq!(hashes[0], hashes[1]);
         assert_ne!(hashes[0], hashes[2]);
         assert_eq!(hashes[0].as_str().unwrap().len(), 64);
+    }
+
+    #[test]
+    fn untouched_bytes_stay_identical_even_odd_number_spellings_and_spaces() {
+        let input = "{ \"big\": 1e3, \"email\" : \"a@b.co\", \"neg\": -0.0, \"t\": [ true ] }";
+        let out = run(json!({"fields": ["email"]}), &[input]);
+        assert_eq!(out.values()[0], "{ \"big\": 1e3, \"email\" : \"***\", \"neg\": -0.0, \"t\": [ true ] }");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The masking modes, applied to JSON values and to detected substrings.
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::config::Mode;
+use crate::doc::Node;
 
 /// Masks text according to a mode.
 #[derive(Debug, Clone)]
@@ -31,23 +31,22 @@ impl Masker {
         }
     }
 
-    /// Masks a JSON value in place. Strings are masked as text; numbers, booleans, objects
-    /// and arrays are masked as their JSON text (and become strings). `null` stays `null`:
-    /// there is nothing to hide.
-    pub fn value(&self, value: &mut Value, mode: Mode, keep_last: usize) {
-        let masked = match &*value {
-            Value::Null => return,
-            Value::String(s) => self.text(s, mode, keep_last),
-            other => self.text(&other.to_string(), mode, keep_last),
+    /// The replacement JSON text for a value, given its raw JSON text: strings are masked as
+    /// text; numbers, booleans, objects and arrays as their JSON text (becoming strings).
+    /// `None` for `null`: there is nothing to hide.
+    pub fn value(&self, node: Node<'_>, raw: &str, mode: Mode, keep_last: usize) -> Option<String> {
+        let masked = match node {
+            Node::Null => return None,
+            Node::String(s) => self.text(&s, mode, keep_last),
+            _ => self.text(raw, mode, keep_last),
         };
-        *value = Value::String(masked);
+        Some(serde_json::to_string(&masked).expect("a string always serializes"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn masker() -> Masker {
         Masker { replacement: "***".into(), salt: "s".into() }
@@ -67,11 +66,8 @@ mod tests {
     #[test]
     fn non_string_values_are_masked_as_text_and_null_is_kept() {
         let m = masker();
-        let mut v = json!(12345678);
-        m.value(&mut v, Mode::Partial, 2);
-        assert_eq!(v, json!("******78"));
-        let mut n = Value::Null;
-        m.value(&mut n, Mode::Redact, 0);
-        assert_eq!(n, Value::Null);
+        assert_eq!(m.value(Node::Scalar, "12345678", Mode::Partial, 2).as_deref(), Some(r#""******78""#));
+        assert_eq!(m.value(Node::String("a\"b".into()), r#""a\"b""#, Mode::Partial, 2).as_deref(), Some(r#""*\"b""#));
+        assert_eq!(m.value(Node::Null, "null", Mode::Redact, 0), None);
     }
 }

@@ -1,6 +1,8 @@
 //! Field paths: `user.email`, `items[*].card`, `contacts[0].phone`, `[*].ssn`.
 
-use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::doc::{node, Node};
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,37 +52,30 @@ impl Path {
 
     /// Calls `f` on every value the path reaches. A key applied to an array applies to each
     /// element, so `items.card` and `items[*].card` mean the same. Missing parts are skipped.
-    pub fn for_each_mut(&self, root: &mut Value, f: &mut impl FnMut(&mut Value)) {
+    pub fn for_each<'a>(&self, root: &'a RawValue, f: &mut impl FnMut(&'a RawValue)) {
         walk(&self.0, root, f);
     }
 }
 
-fn walk(steps: &[Step], value: &mut Value, f: &mut impl FnMut(&mut Value)) {
+fn walk<'a>(steps: &[Step], value: &'a RawValue, f: &mut impl FnMut(&'a RawValue)) {
     let Some((step, rest)) = steps.split_first() else {
         f(value);
         return;
     };
-    match (step, value) {
-        (Step::Key(k), Value::Object(map)) => {
-            if let Some(v) = map.get_mut(k) {
+    match (step, node(value)) {
+        (Step::Key(k), Node::Object(entries)) => {
+            // The last duplicate wins, as in most JSON readers; mask every duplicate anyway.
+            for (_, v) in entries.into_iter().filter(|(key, _)| key == k) {
                 walk(rest, v, f);
             }
         }
-        (Step::Key(_), Value::Array(items)) => {
-            for item in items {
-                walk(steps, item, f);
-            }
-        }
-        (Step::Index(i), Value::Array(items)) => {
-            if let Some(v) = items.get_mut(*i) {
+        (Step::Key(_), Node::Array(items)) => items.into_iter().for_each(|item| walk(steps, item, f)),
+        (Step::Index(i), Node::Array(items)) => {
+            if let Some(v) = items.get(*i) {
                 walk(rest, v, f);
             }
         }
-        (Step::AllElements, Value::Array(items)) => {
-            for item in items {
-                walk(rest, item, f);
-            }
-        }
+        (Step::AllElements, Node::Array(items)) => items.into_iter().for_each(|item| walk(rest, item, f)),
         _ => {}
     }
 }
@@ -88,22 +83,25 @@ fn walk(steps: &[Step], value: &mut Value, f: &mut impl FnMut(&mut Value)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::doc::{range, Edits};
 
-    fn hits(path: &str, mut v: Value) -> Value {
-        Path::parse(path).unwrap().for_each_mut(&mut v, &mut |x| *x = json!("X"));
-        v
+    fn hits(path: &str, doc: &str) -> String {
+        let root: &RawValue = serde_json::from_str(doc).unwrap();
+        let mut edits = Edits::default();
+        Path::parse(path).unwrap().for_each(root, &mut |v| edits.replace(range(doc, v), r#""X""#.into()));
+        edits.apply(doc)
     }
 
     #[test]
     fn paths_reach_nested_fields_and_array_elements() {
-        assert_eq!(hits("a.b", json!({"a": {"b": 1, "c": 2}})), json!({"a": {"b": "X", "c": 2}}));
-        assert_eq!(hits("a[*].b", json!({"a": [{"b": 1}, {"b": 2}]})), json!({"a": [{"b": "X"}, {"b": "X"}]}));
-        assert_eq!(hits("a.b", json!({"a": [{"b": 1}, {"c": 2}]})), json!({"a": [{"b": "X"}, {"c": 2}]}));
-        assert_eq!(hits("a[1]", json!({"a": [1, 2]})), json!({"a": [1, "X"]}));
-        assert_eq!(hits("[*].s", json!([{"s": 1}])), json!([{"s": "X"}]));
-        assert_eq!(hits("m[0][1]", json!({"m": [[1, 2]]})), json!({"m": [[1, "X"]]}));
-        assert_eq!(hits("missing.x", json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(hits("a.b", r#"{"a": {"b": 1, "c": 2e0}}"#), r#"{"a": {"b": "X", "c": 2e0}}"#);
+        assert_eq!(hits("a[*].b", r#"{"a":[{"b":1},{"b":2}]}"#), r#"{"a":[{"b":"X"},{"b":"X"}]}"#);
+        assert_eq!(hits("a.b", r#"{"a":[{"b":1},{"c":2}]}"#), r#"{"a":[{"b":"X"},{"c":2}]}"#);
+        assert_eq!(hits("a[1]", r#"{"a":[1,2]}"#), r#"{"a":[1,"X"]}"#);
+        assert_eq!(hits("[*].s", r#"[{"s":1}]"#), r#"[{"s":"X"}]"#);
+        assert_eq!(hits("m[0][1]", r#"{"m":[[1,2]]}"#), r#"{"m":[[1,"X"]]}"#);
+        assert_eq!(hits("missing.x", r#"{"a":1}"#), r#"{"a":1}"#);
+        assert_eq!(hits("k\u{e9}y", "{\"k\\u00e9y\":1}"), "{\"k\\u00e9y\":\"X\"}");
     }
 
     #[test]

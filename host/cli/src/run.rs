@@ -1,0 +1,52 @@
+//! `turnpike run -c FILE`: the connectors of a config file, against any Kafka.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+use turnpike_config::HostConfig;
+use turnpike_pipeline::{Host, Runtime};
+
+use crate::serve;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The host configuration file (YAML).
+    #[arg(short, long)]
+    config: PathBuf,
+    /// Check the configuration and exit without running anything.
+    #[arg(long)]
+    check: bool,
+}
+
+pub async fn run(args: RunArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.config).with_context(|| format!("reading {}", args.config.display()))?;
+    let config = HostConfig::from_yaml(&text, &args.config.display().to_string())?;
+    if args.check {
+        println!("{}: ok ({} connectors)", args.config.display(), config.connectors.len());
+        return Ok(());
+    }
+    let listen = config.admin.listen.parse().context("admin.listen")?;
+    let host = Arc::new(Host::new(Runtime::new()?, config.kafka.pairs()));
+    serve::load_builtins(&host).await?;
+    let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
+    for (name, source) in &config.plugins {
+        let path = base.join(&source.path);
+        let bytes = std::fs::read(&path).with_context(|| format!("plugins.{name}.path: reading {}", path.display()))?;
+        host.load_plugin(name.clone(), "file".into(), bytes).await?;
+    }
+    for connector in config.connectors {
+        let name = connector.name.to_string();
+        host.start_connector(connector).with_context(|| format!("starting connector {name:?}"))?;
+    }
+    let stop = CancellationToken::new();
+    let api = serve::admin_api(host.clone(), listen, stop.clone()).await?;
+    serve::shutdown_signal().await;
+    tracing::info!("shutting down: finishing in-flight batches and committing offsets");
+    host.shutdown().await;
+    stop.cancel();
+    let _ = api.await;
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! What `run` and `dev` share: loading the built-in plugins, serving the admin API, and
+//! waiting for a shutdown signal.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+use turnpike_config::PluginName;
+use turnpike_pipeline::Host;
+
+/// Builds the built-in plugins from source (a no-op when up to date) and registers them.
+pub async fn load_builtins(host: &Host) -> Result<()> {
+    tracing::info!("building built-in plugins (first run compiles them, later runs reuse the build)");
+    let built = tokio::task::spawn_blocking(turnpike_builtins::build_all)
+        .await
+        .context("plugin build task")?
+        .context("building the built-in plugins")?;
+    for (name, path) in built {
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let name = PluginName::parse(name).context("built-in plugin name")?;
+        host.load_plugin(name, env!("CARGO_PKG_VERSION").to_owned(), bytes).await?;
+    }
+    Ok(())
+}
+
+/// Serves the admin API on `listen` until `stop` is cancelled.
+pub async fn admin_api(host: Arc<Host>, listen: SocketAddr, stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding the admin API to {listen} (choose another with --listen)"))?;
+    tracing::info!(address = %listen, "admin API listening");
+    let app = turnpike_admin::router(host);
+    Ok(tokio::spawn(async move {
+        let served = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "admin API stopped");
+        }
+    }))
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the host");
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

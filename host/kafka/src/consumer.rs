@@ -1,0 +1,189 @@
+//! A consumer that reads records in batches and commits only the offsets it is told are safe.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::time::Instant;
+
+use crate::KafkaError;
+
+/// What a connector's consumer reads.
+#[derive(Debug, Clone)]
+pub struct ConsumerOptions {
+    /// Consumer group id (one per connector).
+    pub group_id: String,
+    /// Where a group without committed offsets starts: `earliest` or `latest`.
+    pub start_from: String,
+    /// Topics to subscribe to.
+    pub topics: Vec<String>,
+}
+
+/// A record just consumed, borrowed from the client's buffer.
+pub struct ConsumedRecord<'a> {
+    msg: &'a BorrowedMessage<'a>,
+}
+
+impl<'a> ConsumedRecord<'a> {
+    /// Key, `None` if null.
+    pub fn key(&self) -> Option<&'a [u8]> {
+        self.msg.key()
+    }
+    /// Value, `None` if null.
+    pub fn value(&self) -> Option<&'a [u8]> {
+        self.msg.payload()
+    }
+    /// Topic.
+    pub fn topic(&self) -> &'a str {
+        self.msg.topic()
+    }
+    /// Partition.
+    pub fn partition(&self) -> i32 {
+        self.msg.partition()
+    }
+    /// Offset.
+    pub fn offset(&self) -> i64 {
+        self.msg.offset()
+    }
+    /// Milliseconds since the epoch, if the record has a timestamp.
+    pub fn timestamp(&self) -> Option<i64> {
+        self.msg.timestamp().to_millis()
+    }
+    /// Headers in order; a null header value reads as empty.
+    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
+        self.msg.headers().into_iter().flat_map(|h| h.iter()).map(|h| (h.key, h.value.unwrap_or_default()))
+    }
+}
+
+/// Per partition, the next offset to read: what a commit records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Offsets(BTreeMap<(String, i32), i64>);
+
+impl Offsets {
+    /// Notes that the record at `offset` is done.
+    pub fn done(&mut self, topic: &str, partition: i32, offset: i64) {
+        let next = offset + 1;
+        match self.0.get_mut(&(topic.to_owned(), partition)) {
+            Some(o) => *o = (*o).max(next),
+            None => {
+                self.0.insert((topic.to_owned(), partition), next);
+            }
+        }
+    }
+
+    /// Takes in offsets noted elsewhere (later ones win).
+    pub fn merge(&mut self, other: &Offsets) {
+        for ((t, p), o) in &other.0 {
+            self.done(t, *p, o - 1);
+        }
+    }
+
+    /// Whether nothing is noted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `(topic, partition, next offset)` triples.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i32, i64)> {
+        self.0.iter().map(|((t, p), o)| (t.as_str(), *p, *o))
+    }
+}
+
+/// A connector's consumer. Auto-commit is off: offsets are committed only through
+/// [`Consumer::commit`], after the caller knows the records' outputs are safely written.
+pub struct Consumer {
+    inner: StreamConsumer,
+}
+
+/// Pause after a consumer error before reading again, so a broker outage is not a busy loop.
+const ERROR_BACKOFF: Duration = Duration::from_millis(200);
+
+impl Consumer {
+    /// Creates the consumer and subscribes it.
+    pub fn new(settings: &[(String, String)], options: &ConsumerOptions) -> Result<Self, KafkaError> {
+        let mut config = ClientConfig::new();
+        // Defaults first so the user's settings can override them, except the two that make
+        // delivery at-least-once, which are set last.
+        config.set("session.timeout.ms", "10000").set("heartbeat.interval.ms", "2000");
+        for (k, v) in settings {
+            config.set(k, v);
+        }
+        config
+            .set("group.id", &options.group_id)
+            .set("auto.offset.reset", &options.start_from)
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false");
+        let inner: StreamConsumer = config.create().map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
+        inner
+            .subscribe(&topics)
+            .map_err(|source| KafkaError::Subscribe { topics: options.topics.clone(), source })?;
+        Ok(Self { inner })
+    }
+
+    /// Waits for at least one record, then keeps reading until `max_records` records or
+    /// `max_wait` after the first, calling `on_record` for each. Returns how many were read.
+    /// Cancel-safe: dropping the future loses no record that `on_record` did not see.
+    pub async fn fill(&self, max_records: usize, max_wait: Duration, mut on_record: impl FnMut(ConsumedRecord<'_>)) -> usize {
+        let mut count = 0;
+        let mut deadline: Option<Instant> = None;
+        while count < max_records {
+            let received = match deadline {
+                None => self.inner.recv().await,
+                Some(d) => match tokio::time::timeout_at(d, self.inner.recv()).await {
+                    Ok(r) => r,
+                    Err(_elapsed) => break,
+                },
+            };
+            match received {
+                Ok(msg) => {
+                    on_record(ConsumedRecord { msg: &msg });
+                    count += 1;
+                    deadline.get_or_insert_with(|| Instant::now() + max_wait);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "consumer error; retrying");
+                    if count > 0 {
+                        break;
+                    }
+                    tokio::time::sleep(ERROR_BACKOFF).await;
+                }
+            }
+        }
+        count
+    }
+
+    /// Commits `offsets` (next offsets to read). `sync` waits for the broker's answer; use it
+    /// at shutdown so the last acknowledged work is not re-read.
+    pub fn commit(&self, offsets: &Offsets, sync: bool) -> Result<(), KafkaError> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let mut tpl = TopicPartitionList::new();
+        for (topic, partition, next) in offsets.iter() {
+            tpl.add_partition_offset(topic, partition, Offset::Offset(next)).map_err(KafkaError::Commit)?;
+        }
+        let mode = if sync { CommitMode::Sync } else { CommitMode::Async };
+        self.inner.commit(&tpl, mode).map_err(KafkaError::Commit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_keep_the_next_offset_per_partition() {
+        let mut o = Offsets::default();
+        o.done("t", 0, 5);
+        o.done("t", 0, 3);
+        o.done("t", 1, 0);
+        let mut other = Offsets::default();
+        other.done("t", 0, 9);
+        o.merge(&other);
+        assert_eq!(o.iter().collect::<Vec<_>>(), [("t", 0, 10), ("t", 1, 1)]);
+    }
+}

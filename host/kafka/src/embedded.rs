@@ -1,0 +1,33 @@
+//! An in-process Kafka-compatible broker: librdkafka's mock cluster. It speaks the Kafka
+//! protocol on a loopback port, so the rest of the host uses it like any broker. For demos
+//! and quick local runs only: it keeps data in memory and loses it on exit.
+
+use rdkafka::mocking::MockCluster;
+use rdkafka::producer::DefaultProducerContext;
+
+use crate::KafkaError;
+
+/// A running embedded broker. Dropping it stops the broker.
+pub struct EmbeddedBroker {
+    cluster: MockCluster<'static, DefaultProducerContext>,
+}
+
+impl EmbeddedBroker {
+    /// Starts a one-broker cluster on a free loopback port.
+    pub fn start() -> Result<Self, KafkaError> {
+        let cluster = MockCluster::new(1).map_err(|source| KafkaError::Client { role: "embedded broker", source })?;
+        Ok(Self { cluster })
+    }
+
+    /// The `bootstrap.servers` value to reach it.
+    pub fn bootstrap_servers(&self) -> String {
+        self.cluster.bootstrap_servers()
+    }
+
+    /// Creates a topic with `partitions` partitions.
+    pub fn create_topic(&self, topic: &str, partitions: i32) -> Result<(), KafkaError> {
+        self.cluster
+            .create_topic(topic, partitions, 1)
+            .map_err(|source| KafkaError::CreateTopic { topic: topic.to_owned(), source })
+    }
+}

@@ -1,0 +1,47 @@
+//! Kafka errors with the context an operator needs.
+
+/// A Kafka client operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KafkaError {
+    /// A client could not be created (usually a bad librdkafka setting).
+    #[error("could not create the Kafka {role}: {source}")]
+    Client {
+        /// `consumer`, `producer` or `embedded broker`.
+        role: &'static str,
+        /// librdkafka's error.
+        source: rdkafka::error::KafkaError,
+    },
+    /// Subscribing to the input topics failed.
+    #[error("could not subscribe to {topics:?}: {source}")]
+    Subscribe {
+        /// The topics.
+        topics: Vec<String>,
+        /// librdkafka's error.
+        source: rdkafka::error::KafkaError,
+    },
+    /// Committing offsets failed.
+    #[error("could not commit offsets: {0}")]
+    Commit(rdkafka::error::KafkaError),
+    /// A record could not be produced or was not acknowledged by the broker.
+    #[error("could not deliver a record to topic {topic:?}: {source}")]
+    Delivery {
+        /// Destination topic.
+        topic: String,
+        /// librdkafka's error.
+        source: rdkafka::error::KafkaError,
+    },
+    /// The producer was shut down while a delivery was pending.
+    #[error("the producer shut down before the broker acknowledged a record to {topic:?}")]
+    Cancelled {
+        /// Destination topic.
+        topic: String,
+    },
+    /// Creating a topic on the embedded broker failed.
+    #[error("could not create topic {topic:?} on the embedded broker: {source}")]
+    CreateTopic {
+        /// The topic.
+        topic: String,
+        /// librdkafka's error.
+        source: rdkafka::error::KafkaError,
+    },
+}

@@ -1,0 +1,200 @@
+//! A connector's transform chain: each stage's outputs are the next stage's inputs, and every
+//! output keeps track of the Kafka record it derives from (for offsets and error reports).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use turnpike_runtime::{
+    CallError, CreateError, ErrorKind, Fault, InputBatch, InputRecord, InstanceLabels, InstanceLimits, OutputBatch,
+    OutputView, PluginError, RecordError, TransformInstance,
+};
+
+use crate::registry::PluginInfo;
+use crate::status::LiveStatus;
+
+/// One stage: a plugin version, its config, and its live instance (re-created after a fault).
+pub(crate) struct Stage {
+    pub(crate) info: PluginInfo,
+    config_json: String,
+    instance: Option<TransformInstance>,
+}
+
+impl Stage {
+    pub(crate) fn new(info: PluginInfo, config: &serde_json::Value) -> Self {
+        Self { info, config_json: config.to_string(), instance: None }
+    }
+}
+
+/// A record that failed at some stage.
+#[derive(Debug, Clone)]
+pub(crate) struct FailedRecord {
+    /// Index of the Kafka record in the consumed batch.
+    pub(crate) origin: u32,
+    /// `name@version` of the plugin that reported it.
+    pub(crate) plugin: String,
+    pub(crate) kind: ErrorKind,
+    pub(crate) message: String,
+}
+
+/// What a batch became.
+pub(crate) struct ChainOutput {
+    /// The last stage's output; owns every output byte.
+    pub(crate) batch: OutputBatch,
+    /// For each record of `batch` to send: its index in `batch.records`, the Kafka record it
+    /// derives from, and the destination a plugin chose (else the connector's output topic).
+    pub(crate) sends: Vec<(usize, u32, Option<String>)>,
+    /// Inputs that failed, one entry each.
+    pub(crate) failed: Vec<FailedRecord>,
+}
+
+/// A stage could not run at all; the connector cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChainError {
+    #[error("plugin {plugin}: {source}")]
+    Create { plugin: String, source: CreateError },
+    #[error("plugin {plugin}: {source} (again after re-creating the instance)")]
+    Fault { plugin: String, source: Fault },
+}
+
+impl ChainError {
+    pub(crate) fn class(&self) -> &'static str {
+        match self {
+            ChainError::Create { source: CreateError::Config { .. }, .. } => "plugin_config",
+            ChainError::Create { source: CreateError::Fault(f), .. } | ChainError::Fault { source: f, .. } => f.class(),
+        }
+    }
+}
+
+/// How often a batch the plugin calls `retriable` is retried, and the first backoff (doubled
+/// each time).
+const RETRIES: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+pub(crate) struct Chain {
+    stages: Vec<Stage>,
+    connector: String,
+    limits: InstanceLimits,
+    status: Arc<LiveStatus>,
+}
+
+impl Chain {
+    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, status: Arc<LiveStatus>) -> Self {
+        Self { stages, connector, limits, status }
+    }
+
+    pub(crate) fn plugin_labels(&self) -> Vec<String> {
+        self.stages.iter().map(|s| s.info.label()).collect()
+    }
+
+    /// Creates every stage's instance, so a bad plugin config fails the connector at start.
+    pub(crate) async fn prepare(&mut self) -> Result<(), ChainError> {
+        for i in 0..self.stages.len() {
+            self.instance(i).await?;
+        }
+        Ok(())
+    }
+
+    async fn instance(&mut self, i: usize) -> Result<&mut TransformInstance, ChainError> {
+        let stage = &mut self.stages[i];
+        if stage.instance.as_ref().is_some_and(TransformInstance::is_poisoned) {
+            stage.instance = None;
+        }
+        if stage.instance.is_none() {
+            let labels = InstanceLabels { connector: self.connector.clone(), plugin: stage.info.label() };
+            let created = TransformInstance::create(&stage.info.plugin, &stage.config_json, labels, self.limits.clone())
+                .await
+                .map_err(|source| ChainError::Create { plugin: stage.info.label(), source })?;
+            stage.instance = Some(created);
+        }
+        Ok(stage.instance.as_mut().expect("instance was just created"))
+    }
+
+    /// Runs one stage on a batch. A fault discards the instance and retries once on a fresh
+    /// one; a batch-level plugin error becomes a failure of every record in the batch.
+    async fn call(&mut self, i: usize, input: &InputBatch) -> Result<OutputBatch, ChainError> {
+        let mut faults = 0;
+        let mut retries = 0;
+        loop {
+            let result = self.instance(i).await?.transform(input).await;
+            match result {
+                Ok(out) => return Ok(out),
+                Err(CallError::Fault(fault)) => {
+                    let plugin = self.stages[i].info.label();
+                    tracing::warn!(connector = %self.connector, %plugin, class = fault.class(), error = %fault, "plugin fault; re-creating the instance");
+                    self.stages[i].instance = None;
+                    LiveStatus::add(&self.status.instance_restarts, 1);
+                    faults += 1;
+                    if faults > 1 {
+                        return Err(ChainError::Fault { plugin, source: fault });
+                    }
+                }
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retries < RETRIES => {
+                    let backoff = FIRST_BACKOFF * 2u32.pow(retries);
+                    tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, ?backoff, "plugin asked to retry the batch");
+                    retries += 1;
+                    tokio::time::sleep(backoff).await;
+                }
+                Err(CallError::Plugin { kind, message }) => {
+                    let error = PluginError { kind, message };
+                    let errors = (0..input.records.len() as u32).map(|input| RecordError { input, error: error.clone() }).collect();
+                    return Ok(OutputBatch { data: vec![], topics: vec![], headers: vec![], records: vec![], errors });
+                }
+            }
+        }
+    }
+
+    /// Runs a consumed batch through every stage.
+    pub(crate) async fn run(&mut self, batch: InputBatch) -> Result<ChainOutput, ChainError> {
+        let n = batch.records.len();
+        // Where each Kafka record came from; every later stage sees its inputs as coming from
+        // the same topic, partition and offset.
+        let source: Vec<(u32, i32, i64)> = batch.records.iter().map(|r| (r.topic, r.partition, r.offset)).collect();
+        let topics = batch.topics.clone();
+        let mut input = batch;
+        let mut origins: Vec<u32> = (0..n as u32).collect();
+        let mut routes: Vec<Option<String>> = vec![None; n];
+        let mut failed_mask = vec![false; n];
+        let mut failed = Vec::new();
+
+        for i in 0..self.stages.len() {
+            let out = self.call(i, &input).await?;
+            for e in &out.errors {
+                let origin = origins[e.input as usize];
+                if !std::mem::replace(&mut failed_mask[origin as usize], true) {
+                    failed.push(FailedRecord {
+                        origin,
+                        plugin: self.stages[i].info.label(),
+                        kind: e.error.kind,
+                        message: e.error.message.clone(),
+                    });
+                }
+            }
+            let view = OutputView::new(&out);
+            let kept: Vec<(usize, u32, Option<String>)> = out
+                .records
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| !failed_mask[origins[r.input as usize] as usize])
+                .map(|(j, r)| {
+                    let route = view.topic(r).map(str::to_owned).or_else(|| routes[r.input as usize].clone());
+                    (j, origins[r.input as usize], route)
+                })
+                .collect();
+            if i + 1 == self.stages.len() {
+                return Ok(ChainOutput { batch: out, sends: kept, failed });
+            }
+            let records = kept
+                .iter()
+                .map(|&(j, origin, _)| {
+                    let r = &out.records[j];
+                    let (topic, partition, offset) = source[origin as usize];
+                    InputRecord { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp, topic, partition, offset }
+                })
+                .collect();
+            origins = kept.iter().map(|k| k.1).collect();
+            routes = kept.into_iter().map(|k| k.2).collect();
+            input = InputBatch { data: out.data, topics: topics.clone(), headers: out.headers, records };
+        }
+        unreachable!("a connector has at least one transform stage (checked by validation)")
+    }
+}

@@ -1,0 +1,154 @@
+//! The loop of one transform connector: read a batch, run the chain, apply the error policy,
+//! produce, and hand the deliveries to the committer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use turnpike_config::{ConnectorConfig, ErrorTolerance};
+use turnpike_kafka::{Consumer, Offsets, OutgoingRecord, Producer};
+use turnpike_runtime::{BatchBuilder, ErrorKind, OutputView, RecordRef};
+
+use crate::chain::{Chain, ChainOutput, FailedRecord};
+use crate::committer::{self, PendingBatch, IN_FLIGHT_BATCHES};
+use crate::status::{ConnectorState, FaultInfo, LiveStatus};
+
+pub(crate) struct ConnectorTask {
+    pub(crate) config: ConnectorConfig,
+    pub(crate) chain: Chain,
+    pub(crate) consumer: Arc<Consumer>,
+    pub(crate) producer: Producer,
+    pub(crate) status: Arc<LiveStatus>,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// Why the loop ended.
+enum Exit {
+    Shutdown,
+    Failed(FaultInfo),
+}
+
+/// How long shutdown waits for outstanding deliveries.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl ConnectorTask {
+    pub(crate) async fn run(mut self) {
+        let name = self.config.name.to_string();
+        if let Err(e) = self.chain.prepare().await {
+            tracing::error!(connector = %name, error = %e, "connector failed to start");
+            self.status.set(ConnectorState::Failed, Some(FaultInfo { class: e.class().into(), message: e.to_string() }));
+            return;
+        }
+        self.status.set(ConnectorState::Running, None);
+        tracing::info!(connector = %name, plugins = ?self.chain.plugin_labels(), "connector running");
+
+        let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
+        let delivery_failed = CancellationToken::new();
+        let committer = tokio::spawn(committer::run(rx, self.consumer.clone(), self.status.clone(), name.clone(), delivery_failed.clone()));
+
+        let exit = self.consume(&tx, &delivery_failed).await;
+        // Drain: the committer awaits every in-flight delivery, then commits synchronously.
+        drop(tx);
+        if let Err(e) = self.producer.flush(FLUSH_TIMEOUT) {
+            tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
+        }
+        if let Err(e) = committer.await {
+            tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
+        }
+        match exit {
+            Exit::Failed(fault) => {
+                tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");
+                self.status.set(ConnectorState::Failed, Some(fault));
+            }
+            Exit::Shutdown if self.status.state() == ConnectorState::Running => {
+                self.status.set(ConnectorState::Stopped, None);
+                tracing::info!(connector = %name, "connector stopped");
+            }
+            Exit::Shutdown => {}
+        }
+    }
+
+    async fn consume(&mut self, tx: &mpsc::Sender<PendingBatch>, delivery_failed: &CancellationToken) -> Exit {
+        let max_records = self.config.batch.max_records as usize;
+        let max_wait = Duration::from_millis(self.config.batch.max_wait_ms);
+        loop {
+            let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
+            let mut offsets = Offsets::default();
+            let read = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Exit::Shutdown,
+                _ = delivery_failed.cancelled() => return Exit::Shutdown,
+                n = self.consumer.fill(max_records, max_wait, |r| {
+                    offsets.done(r.topic(), r.partition(), r.offset());
+                    let record = RecordRef {
+                        key: r.key(), value: r.value(), timestamp: r.timestamp(),
+                        topic: r.topic(), partition: r.partition(), offset: r.offset(),
+                    };
+                    builder.push(record, r.headers());
+                }) => n,
+            };
+            LiveStatus::add(&self.status.records_in, read as u64);
+            let batch = builder.finish();
+            let source: Vec<(String, i32, i64)> =
+                batch.records.iter().map(|r| (batch.topics[r.topic as usize].clone(), r.partition, r.offset)).collect();
+            let output = match self.chain.run(batch).await {
+                Ok(output) => output,
+                Err(e) => return Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }),
+            };
+            if let Some(fault) = self.apply_error_policy(&output.failed, &source) {
+                return Exit::Failed(fault);
+            }
+            let deliveries = match produce(&self.producer, self.config.output_topic.as_str(), &output).await {
+                Ok(d) => d,
+                Err(fault) => return Exit::Failed(fault),
+            };
+            if tx.send(PendingBatch { deliveries, offsets }).await.is_err() {
+                // The committer stopped: a delivery failed and it already said why.
+                return Exit::Shutdown;
+            }
+        }
+    }
+
+    /// Logs every failed record; decides whether the connector must stop.
+    fn apply_error_policy(&self, failed: &[FailedRecord], source: &[(String, i32, i64)]) -> Option<FaultInfo> {
+        let connector = self.config.name.as_str();
+        for f in failed {
+            let (topic, partition, offset) = &source[f.origin as usize];
+            tracing::warn!(connector, plugin = %f.plugin, topic = %topic, partition, offset, kind = ?f.kind, error = %f.message, "record failed");
+        }
+        let stopping = failed.iter().find(|f| f.kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None);
+        let Some(stop) = stopping else {
+            LiveStatus::add(&self.status.records_failed, failed.len() as u64);
+            return None;
+        };
+        let (topic, partition, offset) = &source[stop.origin as usize];
+        let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
+        Some(FaultInfo {
+            class: "record_error".into(),
+            message: format!("plugin {} rejected the record at {topic}/{partition}@{offset}: {} ({why})", stop.plugin, stop.message),
+        })
+    }
+}
+
+/// Hands every output to the producer. Takes no `&ConnectorTask`: the task holds wasmtime
+/// stores, which are not `Sync`, and this future runs across awaits.
+async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
+    let view = OutputView::new(&output.batch);
+    let mut deliveries = Vec::with_capacity(output.sends.len());
+    for (index, _origin, route) in &output.sends {
+        let r = &output.batch.records[*index];
+        let record = OutgoingRecord {
+            topic: route.as_deref().unwrap_or(output_topic),
+            key: view.key(r),
+            value: view.value(r),
+            timestamp: r.timestamp,
+        };
+        let delivery = producer
+            .send(record, view.headers(r))
+            .await
+            .map_err(|e| FaultInfo { class: "kafka".into(), message: e.to_string() })?;
+        deliveries.push(delivery);
+    }
+    Ok(deliveries)
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone, in one command:
+#   ./tests/run.sh
+# It installs what it needs (the wasm32-wasip2 target through rustup; Apache Kafka's jars from
+# Maven Central into .cache/), starts a real single-node Kafka (KRaft) on a free loopback
+# port, runs every test, and stops the broker. Needs: the Rust toolchain, Java 17+, Maven.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+host_triple="$(rustc -vV | sed -n 's/^host: //p')"
+
+echo "==> wasm target"
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
+  rustup target add wasm32-wasip2
+fi
+
+echo "==> real Apache Kafka (KRaft) on loopback"
+run_dir="$root/.cache/kafka-run"
+tests/kafka/kafka.sh stop "$run_dir" || true
+trap 'tests/kafka/kafka.sh stop "$run_dir"' EXIT
+bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
+echo "broker at $bootstrap"
+
+echo "==> build"
+cargo build -p turnpike
+
+echo "==> plugin logic, natively (plugins/ is a wasm workspace of its own)"
+(cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")
+
+echo "==> host, SDK, runtime against real components, integration tests against Kafka"
+TURNPIKE_TEST_BOOTSTRAP="$bootstrap" cargo test --workspace
