@@ -3,4 +3,5 @@
 
 mod config_errors;
 mod delivery;
+mod dev;
 mod masking;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use turnpike_runtime::{
-    CallError, CreateError, ErrorKind, Fault, InputBatch, InputRecord, InstanceLabels, InstanceLimits, OutputBatch,
-    OutputView, PluginError, RecordError, TransformInstance,
+    input_len, input_source, next_stage_input, CallError, CreateError, ErrorKind, Fault, InputBatch, InstanceLabels,
+    InstanceLimits, OutputBatch, OutputView, PluginError, RecordError, Source, TransformInstance,
 };
 
 use crate::registry::PluginInfo;
@@ -40,9 +40,9 @@ pub(crate) struct FailedRecord {
 pub(crate) struct ChainOutput {
     /// The last stage's output; owns every output byte.
     pub(crate) batch: OutputBatch,
-    /// For each record of `batch` to send: its index in `batch.records`, the Kafka record it
-    /// derives from, and the destination a plugin chose (else the connector's output topic).
-    pub(crate) sends: Vec<(usize, u32, Option<String>)>,
+    /// For each output of `batch` to send: its index in `batch`, and the destination chosen
+    /// by this or an earlier stage (else the connector's output topic).
+    pub(crate) sends: Vec<(usize, Option<String>)>,
     /// Inputs that failed, one entry each.
     pub(crate) failed: Vec<FailedRecord>,
 }
@@ -136,8 +136,9 @@ impl Chain {
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     let error = PluginError { kind, message };
-                    let errors = (0..input.records.len() as u32).map(|input| RecordError { input, error: error.clone() }).collect();
-                    return Ok(OutputBatch { data: vec![], topics: vec![], headers: vec![], records: vec![], errors });
+                    let errors = (0..input_len(input) as u32).map(|input| RecordError { input, error: error.clone() }).collect();
+                    let (data, topics, records, timestamps, headers) = Default::default();
+                    return Ok(OutputBatch { data, topics, records, timestamps, headers, errors });
                 }
             }
         }
@@ -145,12 +146,14 @@ impl Chain {
 
     /// Runs a consumed batch through every stage.
     pub(crate) async fn run(&mut self, batch: InputBatch) -> Result<ChainOutput, ChainError> {
-        let n = batch.records.len();
+        let n = input_len(&batch);
         // Where each Kafka record came from; every later stage sees its inputs as coming from
         // the same topic, partition and offset.
-        let source: Vec<(u32, i32, i64)> = batch.records.iter().map(|r| (r.topic, r.partition, r.offset)).collect();
+        let sources: Vec<Source> = (0..n).map(|i| input_source(&batch, i)).collect();
         let topics = batch.topics.clone();
         let mut input = batch;
+        // Per input of the current stage: the Kafka record it derives from, and the
+        // destination an earlier stage chose.
         let mut origins: Vec<u32> = (0..n as u32).collect();
         let mut routes: Vec<Option<String>> = vec![None; n];
         let mut failed_mask = vec![false; n];
@@ -170,30 +173,20 @@ impl Chain {
                 }
             }
             let view = OutputView::new(&out);
-            let kept: Vec<(usize, u32, Option<String>)> = out
-                .records
+            let kept: Vec<(usize, u32, Option<String>)> = view
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| !failed_mask[origins[r.input as usize] as usize])
-                .map(|(j, r)| {
-                    let route = view.topic(r).map(str::to_owned).or_else(|| routes[r.input as usize].clone());
-                    (j, origins[r.input as usize], route)
-                })
+                .filter(|(_, p)| !failed_mask[origins[p.input as usize] as usize])
+                .map(|(j, p)| (j, origins[p.input as usize], p.topic.map(str::to_owned).or_else(|| routes[p.input as usize].clone())))
                 .collect();
             if i + 1 == self.stages.len() {
-                return Ok(ChainOutput { batch: out, sends: kept, failed });
+                let sends = kept.into_iter().map(|(j, _, route)| (j, route)).collect();
+                return Ok(ChainOutput { batch: out, sends, failed });
             }
-            let records = kept
-                .iter()
-                .map(|&(j, origin, _)| {
-                    let r = &out.records[j];
-                    let (topic, partition, offset) = source[origin as usize];
-                    InputRecord { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp, topic, partition, offset }
-                })
-                .collect();
+            let keep: Vec<(usize, Source)> = kept.iter().map(|&(j, origin, _)| (j, sources[origin as usize])).collect();
             origins = kept.iter().map(|k| k.1).collect();
             routes = kept.into_iter().map(|k| k.2).collect();
-            input = InputBatch { data: out.data, topics: topics.clone(), headers: out.headers, records };
+            input = next_stage_input(out, &keep, topics.clone());
         }
         unreachable!("a connector has at least one transform stage (checked by validation)")
     }

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{Consumer, Offsets, OutgoingRecord, Producer};
-use turnpike_runtime::{BatchBuilder, ErrorKind, OutputView, RecordRef};
+use turnpike_runtime::{input_len, input_source, BatchBuilder, ErrorKind, OutputView, RecordRef};
 
 use crate::chain::{Chain, ChainOutput, FailedRecord};
 use crate::committer::{self, PendingBatch, IN_FLIGHT_BATCHES};
@@ -90,8 +90,10 @@ impl ConnectorTask {
             };
             LiveStatus::add(&self.status.records_in, read as u64);
             let batch = builder.finish();
-            let source: Vec<(String, i32, i64)> =
-                batch.records.iter().map(|r| (batch.topics[r.topic as usize].clone(), r.partition, r.offset)).collect();
+            let source: Vec<(String, i32, i64)> = (0..input_len(&batch))
+                .map(|i| input_source(&batch, i))
+                .map(|s| (batch.topics[s.topic as usize].clone(), s.partition, s.offset))
+                .collect();
             let output = match self.chain.run(batch).await {
                 Ok(output) => output,
                 Err(e) => return Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }),
@@ -136,16 +138,16 @@ impl ConnectorTask {
 async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
     let view = OutputView::new(&output.batch);
     let mut deliveries = Vec::with_capacity(output.sends.len());
-    for (index, _origin, route) in &output.sends {
-        let r = &output.batch.records[*index];
+    for (index, route) in &output.sends {
+        let p = view.get(*index);
         let record = OutgoingRecord {
             topic: route.as_deref().unwrap_or(output_topic),
-            key: view.key(r),
-            value: view.value(r),
-            timestamp: r.timestamp,
+            key: p.key,
+            value: p.value,
+            timestamp: p.timestamp,
         };
         let delivery = producer
-            .send(record, view.headers(r))
+            .send(record, view.headers(&p))
             .await
             .map_err(|e| FaultInfo { class: "kafka".into(), message: e.to_string() })?;
         deliveries.push(delivery);

@@ -1,7 +1,25 @@
-//! Host-side helpers for the batch layout of `wit/types.wit`: building an input batch from
-//! records, and checking and reading what a plugin returns.
+//! The batch layout of `wit/types.wit`, host side: building input batches, checking and
+//! reading what a plugin returns, and handing one stage's output to the next stage. Nothing
+//! outside this module knows the column layout.
 
-use crate::{Header, InputBatch, InputRecord, OutputBatch, OutputRecord, Span};
+use std::ops::Range;
+
+use crate::{InputBatch, OutputBatch};
+
+/// A span length meaning "null".
+const ABSENT: u32 = u32::MAX;
+/// A timestamp meaning "none".
+const NO_TIMESTAMP: i64 = i64::MIN;
+/// `u32`s per input record: key-offset, key-length, value-offset, value-length, first-header,
+/// header-count, topic-index, partition.
+const INPUT_STRIDE: usize = 8;
+/// `s64`s per input record: offset, timestamp.
+const POSITION_STRIDE: usize = 2;
+/// `u32`s per output record: input-index, key-offset, key-length, value-offset, value-length,
+/// first-header, header-count, topic-index.
+const OUTPUT_STRIDE: usize = 8;
+/// `u32`s per header: key-offset, key-length, value-offset, value-length.
+const HEADER_STRIDE: usize = 4;
 
 /// One record to append to a batch, borrowed from wherever it came from.
 #[derive(Debug, Clone, Copy)]
@@ -20,16 +38,16 @@ pub struct RecordRef<'a> {
     pub offset: i64,
 }
 
-/// Builds an [`InputBatch`] by copying records into its single data buffer.
+impl Default for InputBatch {
+    fn default() -> Self {
+        Self { data: Vec::new(), topics: Vec::new(), records: Vec::new(), positions: Vec::new(), headers: Vec::new() }
+    }
+}
+
+/// Builds an [`InputBatch`] by copying records into its buffer and columns.
 #[derive(Debug, Default)]
 pub struct BatchBuilder {
     batch: InputBatch,
-}
-
-impl Default for InputBatch {
-    fn default() -> Self {
-        Self { data: Vec::new(), topics: Vec::new(), headers: Vec::new(), records: Vec::new() }
-    }
 }
 
 impl BatchBuilder {
@@ -39,8 +57,9 @@ impl BatchBuilder {
             batch: InputBatch {
                 data: Vec::with_capacity(bytes),
                 topics: Vec::new(),
+                records: Vec::with_capacity(records * INPUT_STRIDE),
+                positions: Vec::with_capacity(records * POSITION_STRIDE),
                 headers: Vec::new(),
-                records: Vec::with_capacity(records),
             },
         }
     }
@@ -48,36 +67,32 @@ impl BatchBuilder {
     /// Appends a record with its headers (a null header value is passed as empty bytes).
     pub fn push<'h>(&mut self, record: RecordRef<'_>, headers: impl IntoIterator<Item = (&'h str, &'h [u8])>) {
         let b = &mut self.batch;
-        let key = record.key.map(|k| append(&mut b.data, k));
-        let value = record.value.map(|v| append(&mut b.data, v));
-        let first_header = len_u32(b.headers.len());
+        let (key_offset, key_len) = append_opt(&mut b.data, record.key);
+        let (value_offset, value_len) = append_opt(&mut b.data, record.value);
+        let first_header = len_u32(b.headers.len() / HEADER_STRIDE);
         for (k, v) in headers {
-            let key = append(&mut b.data, k.as_bytes());
-            let value = append(&mut b.data, v);
-            b.headers.push(Header { key, value });
+            let (ko, kl) = append(&mut b.data, k.as_bytes());
+            let (vo, vl) = append(&mut b.data, v);
+            b.headers.extend_from_slice(&[ko, kl, vo, vl]);
         }
-        let headers = Span { offset: first_header, len: len_u32(b.headers.len()) - first_header };
-        let topic = match b.topics.iter().position(|t| t == record.topic) {
-            Some(i) => len_u32(i),
-            None => {
-                b.topics.push(record.topic.to_owned());
-                len_u32(b.topics.len() - 1)
-            }
-        };
-        b.records.push(InputRecord {
-            key,
-            value,
-            headers,
-            timestamp: record.timestamp,
+        let header_count = len_u32(b.headers.len() / HEADER_STRIDE) - first_header;
+        let topic = topic_index(&mut b.topics, record.topic);
+        b.records.extend_from_slice(&[
+            key_offset,
+            key_len,
+            value_offset,
+            value_len,
+            first_header,
+            header_count,
             topic,
-            partition: record.partition,
-            offset: record.offset,
-        });
+            record.partition as u32,
+        ]);
+        b.positions.extend_from_slice(&[record.offset, record.timestamp.unwrap_or(NO_TIMESTAMP)]);
     }
 
     /// Records appended so far.
     pub fn len(&self) -> usize {
-        self.batch.records.len()
+        self.batch.records.len() / INPUT_STRIDE
     }
 
     /// Whether no record was appended.
@@ -96,47 +111,90 @@ impl BatchBuilder {
     }
 }
 
-fn append(data: &mut Vec<u8>, bytes: &[u8]) -> Span {
-    let offset = len_u32(data.len());
-    data.extend_from_slice(bytes);
-    Span { offset, len: len_u32(bytes.len()) }
+/// Where an input record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    /// Index into the batch's `topics`.
+    pub topic: u32,
+    /// Partition.
+    pub partition: i32,
+    /// Offset.
+    pub offset: i64,
 }
 
-/// Batches are capped far below 4 GiB (hostcall data limits), so lengths fit in `u32`; a
+/// Number of records in an input batch.
+pub fn input_len(batch: &InputBatch) -> usize {
+    batch.records.len() / INPUT_STRIDE
+}
+
+/// Where input record `i` came from.
+pub fn input_source(batch: &InputBatch, i: usize) -> Source {
+    let r = &batch.records[i * INPUT_STRIDE..][..INPUT_STRIDE];
+    Source { topic: r[6], partition: r[7] as i32, offset: batch.positions[i * POSITION_STRIDE] }
+}
+
+fn topic_index(topics: &mut Vec<String>, topic: &str) -> u32 {
+    match topics.iter().position(|t| t == topic) {
+        Some(i) => len_u32(i),
+        None => {
+            topics.push(topic.to_owned());
+            len_u32(topics.len() - 1)
+        }
+    }
+}
+
+fn append(data: &mut Vec<u8>, bytes: &[u8]) -> (u32, u32) {
+    let offset = len_u32(data.len());
+    data.extend_from_slice(bytes);
+    (offset, len_u32(bytes.len()))
+}
+
+fn append_opt(data: &mut Vec<u8>, bytes: Option<&[u8]>) -> (u32, u32) {
+    bytes.map_or((0, ABSENT), |b| append(data, b))
+}
+
+/// Batches are capped far below 4 GiB (hostcall data limits), so sizes fit in `u32`; a
 /// violation is a host bug worth stopping for.
 fn len_u32(n: usize) -> u32 {
     u32::try_from(n).expect("batch larger than 4 GiB: the batch size cap is broken")
 }
 
-fn slice(data: &[u8], span: Span) -> Option<&[u8]> {
-    let start = usize::try_from(span.offset).ok()?;
-    let end = start.checked_add(usize::try_from(span.len).ok()?)?;
-    data.get(start..end)
+/// The byte range of a span, if it is valid for `data` (and not "absent").
+fn span(data: &[u8], offset: u32, len: u32) -> Option<Range<usize>> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    (end <= data.len()).then_some(start..end)
 }
 
 /// Checks everything a plugin returned against the contract, so the rest of the host can
 /// read outputs without further checks. `inputs` is the number of input records.
 pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), String> {
-    let span_ok = |s: Span| slice(&out.data, s).is_some();
-    for (i, h) in out.headers.iter().enumerate() {
-        let key = slice(&out.data, h.key).ok_or_else(|| format!("header {i}: key span out of range"))?;
-        std::str::from_utf8(key).map_err(|_| format!("header {i}: key is not UTF-8"))?;
-        if !span_ok(h.value) {
-            return Err(format!("header {i}: value span out of range"));
-        }
+    if out.records.len() % OUTPUT_STRIDE != 0 || out.headers.len() % HEADER_STRIDE != 0 {
+        return Err("record or header columns are not a whole number of entries".into());
     }
-    for (i, r) in out.records.iter().enumerate() {
-        if usize::try_from(r.input).map_or(true, |x| x >= inputs) {
-            return Err(format!("output {i}: input index {} out of range (batch of {inputs})", r.input));
+    let n = out.records.len() / OUTPUT_STRIDE;
+    if out.timestamps.len() != n {
+        return Err(format!("{} timestamps for {n} outputs", out.timestamps.len()));
+    }
+    let header_count = out.headers.len() / HEADER_STRIDE;
+    for (j, h) in out.headers.chunks_exact(HEADER_STRIDE).enumerate() {
+        let key = span(&out.data, h[0], h[1]).ok_or_else(|| format!("header {j}: key span out of range"))?;
+        std::str::from_utf8(&out.data[key]).map_err(|_| format!("header {j}: key is not UTF-8"))?;
+        span(&out.data, h[2], h[3]).ok_or_else(|| format!("header {j}: value span out of range"))?;
+    }
+    for (i, r) in out.records.chunks_exact(OUTPUT_STRIDE).enumerate() {
+        if r[0] as usize >= inputs {
+            return Err(format!("output {i}: input index {} out of range (batch of {inputs})", r[0]));
         }
-        if r.key.is_some_and(|s| !span_ok(s)) || r.value.is_some_and(|s| !span_ok(s)) {
-            return Err(format!("output {i}: key or value span out of range"));
+        for (offset, len) in [(r[1], r[2]), (r[3], r[4])] {
+            if len != ABSENT && span(&out.data, offset, len).is_none() {
+                return Err(format!("output {i}: key or value span out of range"));
+            }
         }
-        let hdr_end = u64::from(r.headers.offset) + u64::from(r.headers.len);
-        if hdr_end > out.headers.len() as u64 {
+        if u64::from(r[5]) + u64::from(r[6]) > header_count as u64 {
             return Err(format!("output {i}: header range out of range"));
         }
-        if r.topic.is_some_and(|t| usize::try_from(t).map_or(true, |t| t >= out.topics.len())) {
+        if r[7] != ABSENT && r[7] as usize >= out.topics.len() {
             return Err(format!("output {i}: topic index out of range"));
         }
     }
@@ -146,96 +204,159 @@ pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), St
         }
     }
     for e in &out.errors {
-        if usize::try_from(e.input).map_or(true, |x| x >= inputs) {
+        if e.input as usize >= inputs {
             return Err(format!("record error for input {} out of range (batch of {inputs})", e.input));
         }
     }
     Ok(())
 }
 
-/// Read access to a validated output batch.
+/// One output record of a validated batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Produced<'a> {
+    /// Index of the input record it derives from.
+    pub input: u32,
+    /// Key, `None` for null.
+    pub key: Option<&'a [u8]>,
+    /// Value, `None` for a tombstone.
+    pub value: Option<&'a [u8]>,
+    /// Timestamp, `None` to let the producer stamp it.
+    pub timestamp: Option<i64>,
+    /// The destination a plugin chose, `None` for the connector's output topic.
+    pub topic: Option<&'a str>,
+    headers: (u32, u32),
+}
+
+/// Read access to an output batch returned by [`crate::TransformInstance::transform`], which
+/// validated it.
+#[derive(Clone, Copy)]
 pub struct OutputView<'a> {
     batch: &'a OutputBatch,
 }
 
 impl<'a> OutputView<'a> {
-    /// Wraps a batch returned by [`crate::TransformInstance::transform`] (already validated).
+    /// Wraps a validated batch.
     pub fn new(batch: &'a OutputBatch) -> Self {
         Self { batch }
     }
 
-    /// Bytes of a span (empty if out of range, which validation rules out).
-    pub fn bytes(&self, span: Span) -> &'a [u8] {
-        slice(&self.batch.data, span).unwrap_or_default()
+    /// Number of outputs.
+    pub fn len(&self) -> usize {
+        self.batch.records.len() / OUTPUT_STRIDE
     }
 
-    /// The key of an output record.
-    pub fn key(&self, r: &OutputRecord) -> Option<&'a [u8]> {
-        r.key.map(|s| self.bytes(s))
+    /// Whether there is no output.
+    pub fn is_empty(&self) -> bool {
+        self.batch.records.is_empty()
     }
 
-    /// The value of an output record.
-    pub fn value(&self, r: &OutputRecord) -> Option<&'a [u8]> {
-        r.value.map(|s| self.bytes(s))
+    /// Output `i`.
+    pub fn get(&self, i: usize) -> Produced<'a> {
+        let r = &self.batch.records[i * OUTPUT_STRIDE..][..OUTPUT_STRIDE];
+        let bytes = |offset: u32, len: u32| (len != ABSENT).then(|| self.bytes(offset, len));
+        let ts = self.batch.timestamps[i];
+        Produced {
+            input: r[0],
+            key: bytes(r[1], r[2]),
+            value: bytes(r[3], r[4]),
+            headers: (r[5], r[6]),
+            timestamp: (ts != NO_TIMESTAMP).then_some(ts),
+            topic: (r[7] != ABSENT).then(|| self.batch.topics[r[7] as usize].as_str()),
+        }
     }
 
-    /// The destination topic an output names, if any.
-    pub fn topic(&self, r: &OutputRecord) -> Option<&'a str> {
-        let i = usize::try_from(r.topic?).ok()?;
-        self.batch.topics.get(i).map(String::as_str)
+    /// Every output, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Produced<'a>> + 'a {
+        let view = *self;
+        (0..self.len()).map(move |i| view.get(i))
     }
 
-    /// The headers of an output record.
-    pub fn headers(&self, r: &OutputRecord) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
-        let start = usize::try_from(r.headers.offset).unwrap_or(usize::MAX);
-        let len = usize::try_from(r.headers.len).unwrap_or(0);
-        let headers = self.batch.headers.get(start..start.saturating_add(len)).unwrap_or_default();
-        let data = &self.batch.data;
-        headers.iter().map(move |h| {
-            let key = slice(data, h.key).and_then(|k| std::str::from_utf8(k).ok()).unwrap_or_default();
-            (key, slice(data, h.value).unwrap_or_default())
+    /// The headers of an output.
+    pub fn headers(&self, p: &Produced<'a>) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
+        let view = *self;
+        let (first, count) = (p.headers.0 as usize, p.headers.1 as usize);
+        self.batch.headers[first * HEADER_STRIDE..][..count * HEADER_STRIDE].chunks_exact(HEADER_STRIDE).map(move |h| {
+            (std::str::from_utf8(view.bytes(h[0], h[1])).unwrap_or_default(), view.bytes(h[2], h[3]))
         })
     }
+
+    fn bytes(&self, offset: u32, len: u32) -> &'a [u8] {
+        span(&self.batch.data, offset, len).map(|r| &self.batch.data[r]).unwrap_or_default()
+    }
+}
+
+/// Turns a stage's outputs into the next stage's inputs without copying any byte: the data
+/// buffer and headers move over. `keep` lists, per next input, the output index and the
+/// source (topic index into `topics`, partition, offset) of the Kafka record it derives from.
+pub fn next_stage_input(out: OutputBatch, keep: &[(usize, Source)], topics: Vec<String>) -> InputBatch {
+    let mut records = Vec::with_capacity(keep.len() * INPUT_STRIDE);
+    let mut positions = Vec::with_capacity(keep.len() * POSITION_STRIDE);
+    for &(i, source) in keep {
+        let r = &out.records[i * OUTPUT_STRIDE..][..OUTPUT_STRIDE];
+        records.extend_from_slice(&[r[1], r[2], r[3], r[4], r[5], r[6], source.topic, source.partition as u32]);
+        positions.extend_from_slice(&[source.offset, out.timestamps[i]]);
+    }
+    InputBatch { data: out.data, topics, records, positions, headers: out.headers }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ErrorKind, PluginError, RecordError};
 
     fn record<'a>(value: &'a [u8], offset: i64) -> RecordRef<'a> {
-        RecordRef { key: None, value: Some(value), timestamp: Some(1), topic: "t", partition: 0, offset }
+        RecordRef { key: None, value: Some(value), timestamp: Some(1), topic: "t", partition: 2, offset }
     }
 
     #[test]
-    fn builder_packs_records_into_one_buffer() {
+    fn builder_packs_records_into_columns() {
         let mut b = BatchBuilder::default();
         b.push(record(b"hello", 5), [("h", &b"v"[..])]);
-        b.push(RecordRef { topic: "u", ..record(b"", 6) }, []);
+        b.push(RecordRef { topic: "u", timestamp: None, ..record(b"", 6) }, []);
+        assert_eq!(b.len(), 2);
         let batch = b.finish();
         assert_eq!(batch.topics, ["t", "u"]);
-        assert_eq!(batch.records[0].value, Some(Span { offset: 0, len: 5 }));
-        assert_eq!(batch.records[0].headers, Span { offset: 0, len: 1 });
-        assert_eq!(batch.records[1].value, Some(Span { offset: 7, len: 0 }));
-        assert_eq!(batch.records[1].headers, Span { offset: 1, len: 0 });
         assert_eq!(batch.data, b"hellohv");
+        assert_eq!(batch.records, [0, ABSENT, 0, 5, 0, 1, 0, 2, 0, ABSENT, 7, 0, 1, 0, 1, 2]);
+        assert_eq!(batch.positions, [5, 1, 6, NO_TIMESTAMP]);
+        assert_eq!(batch.headers, [5, 1, 6, 1]);
+        assert_eq!(input_source(&batch, 1), Source { topic: 1, partition: 2, offset: 6 });
     }
 
-    fn output(records: Vec<OutputRecord>) -> OutputBatch {
-        OutputBatch { data: b"abc".to_vec(), topics: vec!["x".into()], headers: vec![], records, errors: vec![] }
-    }
-
-    fn out_record(input: u32, value: Span) -> OutputRecord {
-        OutputRecord { input, key: None, value: Some(value), headers: Span { offset: 0, len: 0 }, timestamp: None, topic: Some(0) }
+    fn output(records: Vec<u32>) -> OutputBatch {
+        let n = records.len() / OUTPUT_STRIDE;
+        OutputBatch { data: b"abc".to_vec(), topics: vec!["x".into()], records, timestamps: vec![NO_TIMESTAMP; n], headers: vec![], errors: vec![] }
     }
 
     #[test]
     fn validation_accepts_good_and_refuses_bad_output() {
-        assert!(validate_output(&output(vec![out_record(0, Span { offset: 1, len: 2 })]), 1).is_ok());
-        let bad_span = validate_output(&output(vec![out_record(0, Span { offset: 2, len: 2 })]), 1);
+        assert!(validate_output(&output(vec![0, 0, ABSENT, 1, 2, 0, 0, 0]), 1).is_ok());
+        let bad_span = validate_output(&output(vec![0, 0, ABSENT, 2, 2, 0, 0, 0]), 1);
         assert!(bad_span.unwrap_err().contains("span out of range"));
-        let bad_input = validate_output(&output(vec![out_record(3, Span { offset: 0, len: 1 })]), 1);
+        let bad_input = validate_output(&output(vec![3, 0, ABSENT, 0, 1, 0, 0, ABSENT]), 1);
         assert!(bad_input.unwrap_err().contains("input index 3"));
-        let overflow = validate_output(&output(vec![out_record(0, Span { offset: u32::MAX, len: u32::MAX })]), 1);
+        let overflow = validate_output(&output(vec![0, u32::MAX - 1, 5, 0, 1, 0, 0, ABSENT]), 1);
         assert!(overflow.is_err());
+        let ragged = validate_output(&output(vec![0, 0, 0]), 1);
+        assert!(ragged.is_err());
+        let mut bad_error = output(vec![]);
+        bad_error.errors.push(RecordError { input: 1, error: PluginError { kind: ErrorKind::Fatal, message: String::new() } });
+        assert!(validate_output(&bad_error, 1).is_err());
+    }
+
+    #[test]
+    fn a_view_reads_outputs_and_the_next_stage_keeps_sources() {
+        let mut out = output(vec![0, ABSENT, ABSENT, 1, 2, 0, 1, 0]);
+        out.headers = vec![0, 1, 2, 1];
+        out.timestamps = vec![77];
+        validate_output(&out, 1).unwrap();
+        let view = OutputView::new(&out);
+        let p = view.get(0);
+        assert_eq!((p.input, p.key, p.value, p.timestamp, p.topic), (0, None, Some(&b"bc"[..]), Some(77), Some("x")));
+        assert_eq!(view.headers(&p).collect::<Vec<_>>(), [("a", &b"c"[..])]);
+        let next = next_stage_input(out, &[(0, Source { topic: 0, partition: 3, offset: 9 })], vec!["in".into()]);
+        assert_eq!(input_source(&next, 0), Source { topic: 0, partition: 3, offset: 9 });
+        assert_eq!(next.positions, [9, 77]);
+        assert_eq!(next.records[..6], [ABSENT, ABSENT, 1, 2, 0, 1]);
     }
 }

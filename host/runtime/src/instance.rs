@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceAny;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::batch::validate_output;
+use crate::batch::{input_len, validate_output};
 use crate::bindings::TransformPlugin;
 use crate::error::{CallError, CreateError, Fault};
 use crate::state::HostState;
@@ -124,7 +124,7 @@ impl TransformInstance {
                 Err(fault.into())
             }
             Ok(Err(e)) => Err(CallError::Plugin { kind: e.kind, message: e.message }),
-            Ok(Ok(output)) => match validate_output(&output, batch.records.len()) {
+            Ok(Ok(output)) => match validate_output(&output, input_len(batch)) {
                 Ok(()) => Ok(output),
                 Err(why) => {
                     // Invalid output is a bug, and the plugin state that produced it is suspect.

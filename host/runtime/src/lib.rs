@@ -15,11 +15,8 @@ mod log;
 mod plugin;
 mod state;
 
-pub use batch::{BatchBuilder, OutputView, RecordRef};
-pub use bindings::types::{
-    ConfigError, ErrorKind, Header, InputBatch, InputRecord, OutputBatch, OutputRecord, PluginError,
-    RecordError, Span,
-};
+pub use batch::{input_len, input_source, next_stage_input, BatchBuilder, OutputView, Produced, RecordRef, Source};
+pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError};
 pub use engine::Runtime;
 pub use error::{CallError, CreateError, Fault, LoadError};
 pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};

@@ -44,12 +44,13 @@ async fn identity_returns_every_record_unchanged() {
     for _ in 0..3 {
         let out = t.transform(&input).await.unwrap();
         let view = OutputView::new(&out);
-        let values: Vec<_> = out.records.iter().map(|r| view.value(r).unwrap()).collect();
+        let values: Vec<_> = view.iter().map(|p| p.value.unwrap()).collect();
         assert_eq!(values, [&b"a"[..], b"bb", b""]);
-        assert_eq!(out.records.iter().map(|r| r.input).collect::<Vec<_>>(), [0, 1, 2]);
-        let headers: Vec<_> = view.headers(&out.records[1]).collect();
+        assert_eq!(view.iter().map(|p| p.input).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(view.iter().map(|p| p.key).collect::<Vec<_>>(), [Some(&b"k"[..]); 3]);
+        let headers: Vec<_> = view.headers(&view.get(1)).collect();
         assert_eq!(headers, [("trace", &b"abc"[..])]);
-        assert_eq!(out.records[0].timestamp, Some(42));
+        assert_eq!(view.get(0).timestamp, Some(42));
     }
 }
 
@@ -59,8 +60,8 @@ async fn pii_mask_masks_inside_the_sandbox() {
     let mut t = TransformInstance::create(&plugin("pii-mask"), cfg, labels(), InstanceLimits::default()).await.unwrap();
     let out = t.transform(&batch(&[r#"{"email":"a@b.co","n":"ssn 123-45-6789"}"#, "nope"])).await.unwrap();
     let view = OutputView::new(&out);
-    assert_eq!(out.records.len(), 1);
-    assert_eq!(view.value(&out.records[0]).unwrap(), br#"{"email":"***","n":"ssn ***"}"#);
+    assert_eq!(view.len(), 1);
+    assert_eq!(view.get(0).value.unwrap(), br#"{"email":"***","n":"ssn ***"}"#);
     assert_eq!(out.errors.len(), 1);
     assert_eq!(out.errors[0].input, 1);
 }

@@ -55,7 +55,7 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let err = parse_config::<Cfg>(r#"{"fields":[{"path":"a"},{"path":"b","mdoe":"x"}]}"#).unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("fields[1]"));
+        assert_eq!(err.key.as_deref(), Some("fields[1].mdoe"));
         assert!(err.message.contains("unknown field `mdoe`"), "{}", err.message);
         assert!(!err.message.contains("line"), "{}", err.message);
     }

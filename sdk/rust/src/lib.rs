@@ -34,6 +34,7 @@
 
 mod config;
 mod error;
+mod layout;
 pub mod log;
 mod output;
 mod record;

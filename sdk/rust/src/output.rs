@@ -1,7 +1,7 @@
 //! Building a transform's output batch: zero or more records per input.
 
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::record::slice;
+use crate::layout::{ABSENT, HEADER_STRIDE, NO_TIMESTAMP, OUTPUT_STRIDE};
 use crate::{Record, RecordError};
 
 /// All outputs of one batch. [`crate::Transform::transform_batch`] gets it whole; per-record
@@ -69,6 +69,7 @@ pub(crate) struct Mark {
     data: usize,
     headers: usize,
     records: usize,
+    timestamps: usize,
     topics: usize,
 }
 
@@ -78,8 +79,9 @@ impl Outputs {
             batch: wit::OutputBatch {
                 data: Vec::with_capacity(bytes),
                 topics: Vec::new(),
+                records: Vec::with_capacity(records * OUTPUT_STRIDE),
+                timestamps: Vec::with_capacity(records),
                 headers: Vec::new(),
-                records: Vec::with_capacity(records),
                 errors: Vec::new(),
             },
         }
@@ -102,7 +104,13 @@ impl Outputs {
 
     pub(crate) fn mark(&self) -> Mark {
         let b = &self.batch;
-        Mark { data: b.data.len(), headers: b.headers.len(), records: b.records.len(), topics: b.topics.len() }
+        Mark {
+            data: b.data.len(),
+            headers: b.headers.len(),
+            records: b.records.len(),
+            timestamps: b.timestamps.len(),
+            topics: b.topics.len(),
+        }
     }
 
     pub(crate) fn rollback(&mut self, m: Mark) {
@@ -110,6 +118,7 @@ impl Outputs {
         b.data.truncate(m.data);
         b.headers.truncate(m.headers);
         b.records.truncate(m.records);
+        b.timestamps.truncate(m.timestamps);
         b.topics.truncate(m.topics);
     }
 
@@ -117,10 +126,14 @@ impl Outputs {
         self.batch
     }
 
-    fn append(&mut self, bytes: &[u8]) -> wit::Span {
+    fn append(&mut self, bytes: &[u8]) -> (u32, u32) {
         let offset = self.batch.data.len() as u32;
         self.batch.data.extend_from_slice(bytes);
-        wit::Span { offset, len: bytes.len() as u32 }
+        (offset, bytes.len() as u32)
+    }
+
+    fn append_opt(&mut self, bytes: Option<&[u8]>) -> (u32, u32) {
+        bytes.map_or((0, ABSENT), |b| self.append(b))
     }
 
     fn topic_index(&mut self, topic: &str) -> u32 {
@@ -134,14 +147,21 @@ impl Outputs {
         }
     }
 
-    fn push_headers<'h>(&mut self, headers: impl Iterator<Item = (&'h str, &'h [u8])>) -> wit::Span {
-        let first = self.batch.headers.len() as u32;
+    /// Appends headers; returns `(first-header, header-count)`.
+    fn push_headers<'h>(&mut self, headers: impl Iterator<Item = (&'h str, &'h [u8])>) -> (u32, u32) {
+        let first = (self.batch.headers.len() / HEADER_STRIDE) as u32;
         for (k, v) in headers {
-            let key = self.append(k.as_bytes());
-            let value = self.append(v);
-            self.batch.headers.push(wit::Header { key, value });
+            let (ko, kl) = self.append(k.as_bytes());
+            let (vo, vl) = self.append(v);
+            self.batch.headers.extend_from_slice(&[ko, kl, vo, vl]);
         }
-        wit::Span { offset: first, len: self.batch.headers.len() as u32 - first }
+        (first, (self.batch.headers.len() / HEADER_STRIDE) as u32 - first)
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one column entry, written in one place")]
+    fn push_record(&mut self, input: u32, key: (u32, u32), value: (u32, u32), headers: (u32, u32), timestamp: Option<i64>, topic: u32) {
+        self.batch.records.extend_from_slice(&[input, key.0, key.1, value.0, value.1, headers.0, headers.1, topic]);
+        self.batch.timestamps.push(timestamp.unwrap_or(NO_TIMESTAMP));
     }
 }
 
@@ -158,36 +178,24 @@ impl Output<'_> {
 
     fn forward_parts(&mut self, record: &Record<'_>, value: Option<&[u8]>) {
         let o = &mut *self.outputs;
-        let key = record.key().map(|k| o.append(k));
-        let value = value.map(|v| o.append(v));
+        let key = o.append_opt(record.key());
+        let value = o.append_opt(value);
         let headers = o.push_headers(record.headers());
-        o.batch.records.push(wit::OutputRecord {
-            input: self.input,
-            key,
-            value,
-            headers,
-            timestamp: record.timestamp(),
-            topic: None,
-        });
+        o.push_record(self.input, key, value, headers, record.timestamp(), ABSENT);
     }
 
     /// Sends a record built from scratch.
     pub fn emit(&mut self, record: NewRecord) {
         let o = &mut *self.outputs;
-        let key = record.key.as_deref().map(|k| o.append(k));
-        let value = record.value.as_deref().map(|v| o.append(v));
+        let key = o.append_opt(record.key.as_deref());
+        let value = o.append_opt(record.value.as_deref());
         let headers = o.push_headers(record.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
-        let topic = record.topic.as_deref().map(|t| o.topic_index(t));
-        o.batch.records.push(wit::OutputRecord { input: self.input, key, value, headers, timestamp: record.timestamp, topic });
+        let topic = record.topic.as_deref().map_or(ABSENT, |t| o.topic_index(t));
+        o.push_record(self.input, key, value, headers, record.timestamp, topic);
     }
 
     /// The index of the input this output handle belongs to.
     pub fn input(&self) -> u32 {
         self.input
     }
-}
-
-/// Reads back an output batch (used by [`crate::testing`]).
-pub(crate) fn bytes(batch: &wit::OutputBatch, span: wit::Span) -> Vec<u8> {
-    slice(&batch.data, span).to_vec()
 }

@@ -3,12 +3,8 @@
 use serde::de::DeserializeOwned;
 
 use crate::bindings::turnpike::plugin::types as wit;
+use crate::layout::{bytes, optional, HEADER_STRIDE, INPUT_STRIDE, NO_TIMESTAMP, POSITION_STRIDE};
 use crate::RecordError;
-
-pub(crate) fn slice(data: &[u8], span: wit::Span) -> &[u8] {
-    let start = span.offset as usize;
-    data.get(start..start.saturating_add(span.len as usize)).unwrap_or_default()
-}
 
 /// A batch of input records, as handed to [`crate::Transform::transform_batch`].
 #[derive(Clone, Copy)]
@@ -20,12 +16,12 @@ impl<'a> Batch<'a> {
     /// The records, in order.
     pub fn records(&self) -> impl Iterator<Item = Record<'a>> + 'a {
         let batch = self.inner;
-        batch.records.iter().enumerate().map(move |(i, meta)| Record { batch, meta, index: i as u32 })
+        (0..self.len()).map(move |i| Record::new(batch, i))
     }
 
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.inner.records.len()
+        self.inner.records.len() / INPUT_STRIDE
     }
 
     /// Whether the batch has no record.
@@ -39,19 +35,23 @@ impl<'a> Batch<'a> {
 #[derive(Clone, Copy)]
 pub struct Record<'a> {
     batch: &'a wit::InputBatch,
-    meta: &'a wit::InputRecord,
+    fields: &'a [u32],
     index: u32,
 }
 
 impl<'a> Record<'a> {
+    fn new(batch: &'a wit::InputBatch, i: usize) -> Self {
+        Self { batch, fields: &batch.records[i * INPUT_STRIDE..][..INPUT_STRIDE], index: i as u32 }
+    }
+
     /// The key, or `None` for a null key.
     pub fn key(&self) -> Option<&'a [u8]> {
-        self.meta.key.map(|s| slice(&self.batch.data, s))
+        optional(&self.batch.data, self.fields[0], self.fields[1])
     }
 
     /// The value, or `None` for a tombstone.
     pub fn value(&self) -> Option<&'a [u8]> {
-        self.meta.value.map(|s| slice(&self.batch.data, s))
+        optional(&self.batch.data, self.fields[2], self.fields[3])
     }
 
     /// The value as UTF-8 text; an error (for the record) if it is null or not UTF-8.
@@ -69,10 +69,11 @@ impl<'a> Record<'a> {
     /// Every header as `(key, value)`, in order.
     pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
         let data = &self.batch.data;
-        let start = self.meta.headers.offset as usize;
-        let end = start.saturating_add(self.meta.headers.len as usize);
-        let headers = self.batch.headers.get(start..end).unwrap_or_default();
-        headers.iter().map(move |h| (std::str::from_utf8(slice(data, h.key)).unwrap_or_default(), slice(data, h.value)))
+        let (first, count) = (self.fields[4] as usize, self.fields[5] as usize);
+        let headers = self.batch.headers.get(first * HEADER_STRIDE..(first + count) * HEADER_STRIDE).unwrap_or_default();
+        headers
+            .chunks_exact(HEADER_STRIDE)
+            .map(move |h| (std::str::from_utf8(bytes(data, h[0], h[1])).unwrap_or_default(), bytes(data, h[2], h[3])))
     }
 
     /// The value of the first header named `key`.
@@ -82,22 +83,23 @@ impl<'a> Record<'a> {
 
     /// Milliseconds since the Unix epoch, if the record has a timestamp.
     pub fn timestamp(&self) -> Option<i64> {
-        self.meta.timestamp
+        let ts = self.batch.positions[self.index as usize * POSITION_STRIDE + 1];
+        (ts != NO_TIMESTAMP).then_some(ts)
     }
 
     /// The topic the record was read from.
     pub fn topic(&self) -> &'a str {
-        self.batch.topics.get(self.meta.topic as usize).map(String::as_str).unwrap_or_default()
+        self.batch.topics.get(self.fields[6] as usize).map(String::as_str).unwrap_or_default()
     }
 
     /// The partition it was read from.
     pub fn partition(&self) -> i32 {
-        self.meta.partition
+        self.fields[7] as i32
     }
 
     /// Its offset in that partition.
     pub fn offset(&self) -> i64 {
-        self.meta.offset
+        self.batch.positions[self.index as usize * POSITION_STRIDE]
     }
 
     /// Its position in the batch.

@@ -18,7 +18,7 @@
 //! ```
 
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::output::bytes;
+use crate::layout::{bytes, optional, ABSENT, HEADER_STRIDE, NO_TIMESTAMP, OUTPUT_STRIDE};
 use crate::transform::run_batch;
 use crate::{parse_config, ConfigError, ErrorKind, RecordError, Transform};
 
@@ -102,19 +102,21 @@ pub fn create<T: Transform>(config_json: &str) -> Result<T, ConfigError> {
 pub fn run<T: Transform>(transform: &mut T, records: impl IntoIterator<Item = TestRecord>) -> Result<TestOutput, RecordError> {
     let batch = input_batch(records);
     let out = run_batch(transform, &batch).map_err(|e| RecordError { kind: kind(e.kind), message: e.message })?;
+    let data = &out.data;
     let outputs = out
         .records
-        .iter()
-        .map(|r| Written {
-            input: r.input,
-            key: r.key.map(|s| bytes(&out, s)),
-            value: r.value.map(|s| bytes(&out, s)),
-            headers: out.headers[r.headers.offset as usize..(r.headers.offset + r.headers.len) as usize]
-                .iter()
-                .map(|h| (String::from_utf8_lossy(&bytes(&out, h.key)).into_owned(), bytes(&out, h.value)))
+        .chunks_exact(OUTPUT_STRIDE)
+        .zip(&out.timestamps)
+        .map(|(r, &ts)| Written {
+            input: r[0],
+            key: optional(data, r[1], r[2]).map(<[u8]>::to_vec),
+            value: optional(data, r[3], r[4]).map(<[u8]>::to_vec),
+            headers: out.headers[r[5] as usize * HEADER_STRIDE..(r[5] + r[6]) as usize * HEADER_STRIDE]
+                .chunks_exact(HEADER_STRIDE)
+                .map(|h| (String::from_utf8_lossy(bytes(data, h[0], h[1])).into_owned(), bytes(data, h[2], h[3]).to_vec()))
                 .collect(),
-            timestamp: r.timestamp,
-            topic: r.topic.map(|t| out.topics[t as usize].clone()),
+            timestamp: (ts != NO_TIMESTAMP).then_some(ts),
+            topic: (r[7] != ABSENT).then(|| out.topics[r[7] as usize].clone()),
         })
         .collect();
     let errors = out
@@ -135,21 +137,25 @@ fn kind(k: wit::ErrorKind) -> ErrorKind {
 
 /// Packs test records into the batch layout the host sends.
 fn input_batch(records: impl IntoIterator<Item = TestRecord>) -> wit::InputBatch {
-    let mut b = wit::InputBatch { data: vec![], topics: vec![], headers: vec![], records: vec![] };
-    for (i, r) in records.into_iter().enumerate() {
-        let append = |data: &mut Vec<u8>, bytes: &[u8]| {
-            let s = wit::Span { offset: data.len() as u32, len: bytes.len() as u32 };
+    let mut b = wit::InputBatch { data: vec![], topics: vec![], records: vec![], positions: vec![], headers: vec![] };
+    let append = |data: &mut Vec<u8>, bytes: Option<&[u8]>| match bytes {
+        Some(bytes) => {
+            let span = (data.len() as u32, bytes.len() as u32);
             data.extend_from_slice(bytes);
-            s
-        };
-        let key = r.key.as_deref().map(|k| append(&mut b.data, k));
-        let value = r.value.as_deref().map(|v| append(&mut b.data, v));
-        let first = b.headers.len() as u32;
-        for (k, v) in &r.headers {
-            let key = append(&mut b.data, k.as_bytes());
-            let value = append(&mut b.data, v);
-            b.headers.push(wit::Header { key, value });
+            span
         }
+        None => (0, ABSENT),
+    };
+    for (i, r) in records.into_iter().enumerate() {
+        let key = append(&mut b.data, r.key.as_deref());
+        let value = append(&mut b.data, r.value.as_deref());
+        let first = (b.headers.len() / HEADER_STRIDE) as u32;
+        for (k, v) in &r.headers {
+            let (ko, kl) = append(&mut b.data, Some(k.as_bytes()));
+            let (vo, vl) = append(&mut b.data, Some(v));
+            b.headers.extend_from_slice(&[ko, kl, vo, vl]);
+        }
+        let count = (b.headers.len() / HEADER_STRIDE) as u32 - first;
         let topic = match b.topics.iter().position(|t| *t == r.topic) {
             Some(t) => t as u32,
             None => {
@@ -157,15 +163,8 @@ fn input_batch(records: impl IntoIterator<Item = TestRecord>) -> wit::InputBatch
                 (b.topics.len() - 1) as u32
             }
         };
-        b.records.push(wit::InputRecord {
-            key,
-            value,
-            headers: wit::Span { offset: first, len: b.headers.len() as u32 - first },
-            timestamp: r.timestamp,
-            topic,
-            partition: r.partition,
-            offset: r.offset.unwrap_or(i as i64),
-        });
+        b.records.extend_from_slice(&[key.0, key.1, value.0, value.1, first, count, topic, r.partition as u32]);
+        b.positions.extend_from_slice(&[r.offset.unwrap_or(i as i64), r.timestamp.unwrap_or(NO_TIMESTAMP)]);
     }
     b
 }

@@ -46,7 +46,7 @@ pub trait Transform: Sized + 'static {
 /// Runs one batch through a transform: the whole per-batch path except the component-model
 /// boundary. The exported component and [`crate::testing`] both use it.
 pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
-    let mut outputs = Outputs::with_capacity(batch.records.len(), batch.data.len());
+    let mut outputs = Outputs::with_capacity(batch.records.len() / crate::layout::INPUT_STRIDE, batch.data.len());
     match transform.transform_batch(Batch { inner: batch }, &mut outputs) {
         Ok(()) => Ok(outputs.finish()),
         Err(e) => Err(wit::PluginError {
