@@ -31,12 +31,21 @@ fn an_unknown_key_is_refused_naming_the_key_and_line() {
 }
 
 #[test]
-fn bad_values_are_refused_naming_every_key() {
-    let config = GOOD.replace("topics: [in]", "topics: [in]\n    batch: { max_records: 0 }\n    limits: { memory_mib: 999999 }");
+fn an_out_of_range_value_is_refused_naming_the_key_and_line() {
+    let config = GOOD.replace("topics: [in]", "topics: [in]\n    limits: { memory_mib: 999999 }");
     let (code, err) = run_with(&config);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("connectors[0].batch.max_records"), "{err}");
-    assert!(err.contains("connectors[0].limits.memory_mib"), "{err}");
+    assert!(err.contains("connectors[0].limits.memory_mib: 999999 is out of range 1..=4096"), "{err}");
+    assert!(err.contains("line 6"), "{err}");
+}
+
+#[test]
+fn rule_violations_are_all_reported_naming_every_key() {
+    let config = GOOD.replace("bootstrap.servers: 127.0.0.1:9092", "client.id: x").replace("output_topic: out", "output_topic: in");
+    let (code, err) = run_with(&config);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("kafka.bootstrap.servers"), "{err}");
+    assert!(err.contains("connectors[0].output_topic"), "{err}");
 }
 
 #[test]

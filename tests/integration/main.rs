@@ -4,4 +4,5 @@
 mod config_errors;
 mod delivery;
 mod dev;
+mod faults;
 mod masking;

@@ -222,21 +222,56 @@ impl Drop for HostProcess {
 
 /// A minimal HTTP/1.1 GET for the admin API (loopback only, JSON answers).
 pub fn http_get(address: &str, path: &str) -> Result<(u16, serde_json::Value)> {
+    let (status, body) = http(address, "GET", path)?;
+    Ok((status, serde_json::from_str(&body).with_context(|| format!("JSON body: {body}"))?))
+}
+
+/// A minimal HTTP/1.1 request without a body; `(status, body text)`.
+pub fn http(address: &str, method: &str, path: &str) -> Result<(u16, String)> {
     let mut stream = TcpStream::connect(address)?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(stream, "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
     let status: u16 = response.split(' ').nth(1).context("status line")?.parse()?;
     let body = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
-    Ok((status, serde_json::from_str(body).with_context(|| format!("JSON body: {body}"))?))
+    Ok((status, body.to_owned()))
 }
 
-/// A host config for one connector, on the test broker, admin API on `port`.
+/// Opens `GET /v1/events` and returns a reader of its raw lines, once the response headers
+/// arrived (so the server has subscribed: every event from now on is in the stream).
+pub fn event_stream(address: &str) -> Result<std::io::BufReader<TcpStream>> {
+    use std::io::BufRead;
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    write!(stream, "GET /v1/events HTTP/1.1\r\nHost: {address}\r\n\r\n")?;
+    let mut reader = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            return Ok(reader);
+        }
+    }
+}
+
+/// The fault fixtures (`tests/components`), built from source: `(faulty.wasm, wrong_world.wasm)`.
+pub fn fixtures() -> Result<(PathBuf, PathBuf)> {
+    let root = turnpike_builtins::repo_root();
+    let out = turnpike_builtins::build_workspace(&root.join("tests/components"), &root.join("target/test-components"))?;
+    Ok((out.join("faulty.wasm"), out.join("wrong_world.wasm")))
+}
+
+/// A host config for connectors (a YAML list), on the test broker, admin API on `port`.
 pub fn host_config(port: u16, connector_yaml: &str) -> String {
+    host_config_with(port, "", connector_yaml)
+}
+
+/// Like [`host_config`], with extra top-level sections (`plugins:`, `sandbox:`).
+pub fn host_config_with(port: u16, sections: &str, connector_yaml: &str) -> String {
     let indented: String = connector_yaml.lines().map(|l| format!("  {l}\n")).collect();
     format!(
-        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{port}\nconnectors:\n{indented}",
+        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{port}\n{sections}connectors:\n{indented}",
         bootstrap()
     )
 }

@@ -3,22 +3,28 @@
 //! JSON everywhere; errors are `{"error": ..., "detail": ...}` with a status that says whose
 //! fault it is.
 
+mod events;
+mod metrics;
+
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
-use turnpike_pipeline::{ConnectorStatus, Host};
+use turnpike_pipeline::{ConnectorStatus, Host, HostError};
 
 /// The API's routes, over a running host.
 pub fn router(host: Arc<Host>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics::metrics))
+        .route("/v1/events", get(events::stream))
         .route("/v1/connectors", get(list_connectors))
         .route("/v1/connectors/{name}", get(get_connector))
+        .route("/v1/connectors/{name}/restart", post(restart_connector))
         .route("/v1/plugins", get(list_plugins))
         .fallback(not_found)
         .with_state(host)
@@ -53,11 +59,24 @@ async fn list_connectors(State(host): State<Arc<Host>>) -> Json<ConnectorList> {
 }
 
 async fn get_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorStatus>, ApiError> {
-    host.status(&name).map(Json).ok_or_else(|| ApiError {
+    host.status(&name).map(Json).ok_or_else(|| connector_not_found(&name))
+}
+
+fn connector_not_found(name: &str) -> ApiError {
+    ApiError {
         status: StatusCode::NOT_FOUND,
         error: "connector_not_found",
         detail: format!("no connector named {name:?}; GET /v1/connectors lists them"),
-    })
+    }
+}
+
+/// Restarts a connector now with a fresh failure budget (also after the supervisor gave up).
+async fn restart_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    match host.restart(&name).await {
+        Ok(()) => Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "restarting": name })))),
+        Err(HostError::NotFound(_)) => Err(connector_not_found(&name)),
+        Err(e) => Err(ApiError { status: StatusCode::CONFLICT, error: "restart_failed", detail: e.to_string() }),
+    }
 }
 
 #[derive(Serialize)]
@@ -94,7 +113,7 @@ async fn not_found() -> ApiError {
     ApiError {
         status: StatusCode::NOT_FOUND,
         error: "not_found",
-        detail: "no such endpoint; see /v1/connectors, /v1/plugins and /healthz".into(),
+        detail: "no such endpoint; see /v1/connectors, /v1/plugins, /v1/events, /metrics and /healthz".into(),
     }
 }
 
@@ -108,7 +127,8 @@ mod tests {
 
     fn app() -> Router {
         let runtime = turnpike_runtime_for_tests();
-        router(Arc::new(Host::new(runtime, vec![("bootstrap.servers".into(), "127.0.0.1:1".into())])))
+        let kafka = vec![("bootstrap.servers".into(), "127.0.0.1:1".into())];
+        router(Arc::new(Host::new(runtime, kafka, turnpike_pipeline::SandboxConfig::default())))
     }
 
     fn turnpike_runtime_for_tests() -> turnpike_pipeline::Runtime {
@@ -134,6 +154,27 @@ mod tests {
         let (status, body) = get_json(app(), "/v1/connectors").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["connectors"], serde_json::json!([]));
+    }
+
+    #[tokio::test]
+    async fn restarting_an_unknown_connector_is_404() {
+        let request = Request::post("/v1/connectors/ghost/restart").body(Body::empty()).unwrap();
+        let response = app().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn metrics_are_prometheus_text() {
+        let response = app().oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers()[axum::http::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
+    }
+
+    #[tokio::test]
+    async fn events_are_a_server_sent_event_stream() {
+        let response = app().oneshot(Request::get("/v1/events").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()[axum::http::header::CONTENT_TYPE], "text/event-stream");
     }
 
     #[tokio::test]

@@ -63,18 +63,12 @@ pub fn target_dir() -> PathBuf {
 
 /// Builds every built-in plugin and returns `(name, path of its .wasm)` pairs.
 pub fn build_all() -> Result<Vec<(&'static str, PathBuf)>, BuildError> {
-    ensure_wasm_target()?;
-    let plugins_dir = repo_root().join("plugins");
     let target = target_dir();
-    let mut cmd = cargo();
-    cmd.current_dir(&plugins_dir)
-        .args(["build", "--release", "--target", WASM_TARGET, "--target-dir"])
-        .arg(&target);
-    run(&mut cmd, "cargo build --release (plugins/)")?;
+    let release = build_workspace(&repo_root().join("plugins"), &target)?;
     BUILTINS
         .iter()
         .map(|b| {
-            let path = target.join(WASM_TARGET).join("release").join(format!("{}.wasm", b.lib));
+            let path = release.join(format!("{}.wasm", b.lib));
             if path.exists() {
                 Ok((b.name, path))
             } else {
@@ -82,6 +76,16 @@ pub fn build_all() -> Result<Vec<(&'static str, PathBuf)>, BuildError> {
             }
         })
         .collect()
+}
+
+/// Builds a wasm workspace (`plugins/`, test fixtures, examples) in release mode for
+/// [`WASM_TARGET`] into `target_dir`; returns the folder holding the components.
+pub fn build_workspace(workspace: &Path, target_dir: &Path) -> Result<PathBuf, BuildError> {
+    ensure_wasm_target()?;
+    let mut cmd = cargo();
+    cmd.current_dir(workspace).args(["build", "--release", "--target", WASM_TARGET, "--target-dir"]).arg(target_dir);
+    run(&mut cmd, &format!("cargo build --release ({})", workspace.display()))?;
+    Ok(target_dir.join(WASM_TARGET).join("release"))
 }
 
 /// Installs the wasm target when rustup does not list it as installed.

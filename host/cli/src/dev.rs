@@ -10,7 +10,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, HostConfig, KafkaSettings};
 use turnpike_kafka::{Consumer, ConsumerOptions, EmbeddedBroker, OutgoingRecord, Producer};
-use turnpike_pipeline::{Host, Runtime};
+use turnpike_pipeline::{Host, Runtime, SandboxConfig};
 
 use crate::demo_data::Customers;
 use crate::serve;
@@ -55,7 +55,7 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     tracing::info!(%bootstrap, "embedded Kafka-compatible broker started (librdkafka mock cluster, in memory)");
 
     let kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
-    let host = Arc::new(Host::new(Runtime::new()?, kafka.clone()));
+    let host = Arc::new(Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default()));
     serve::load_builtins(&host).await?;
     let connector: ConnectorConfig = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "built-in demo connector")?;
     host.start_connector(connector)?;
@@ -76,7 +76,8 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     stop.cancel();
     let _ = generator.await;
     host.shutdown().await;
-    let _ = tokio::join!(sampler, progress, api);
+    let _ = tokio::join!(sampler, progress);
+    serve::finish(api).await;
     for s in host.statuses() {
         println!("{}: {:?}, {} records in, {} out", s.name, s.state, s.records_in, s.records_out);
     }

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::HostConfig;
-use turnpike_pipeline::{Host, Runtime};
+use turnpike_pipeline::{EngineLimits, Host, Runtime};
 
 use crate::serve;
 
@@ -29,13 +29,19 @@ pub async fn run(args: RunArgs) -> Result<()> {
         return Ok(());
     }
     let listen = config.admin.listen.parse().context("admin.listen")?;
-    let host = Arc::new(Host::new(Runtime::new()?, config.kafka.pairs()));
+    let engine = EngineLimits {
+        max_instances: config.sandbox.max_instances.get() as u32,
+        max_memory_bytes: (config.sandbox.max_memory_mib.get() as usize) << 20,
+    };
+    let host = Arc::new(Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone()));
     serve::load_builtins(&host).await?;
     let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
     for (name, source) in &config.plugins {
         let path = base.join(&source.path);
         let bytes = std::fs::read(&path).with_context(|| format!("plugins.{name}.path: reading {}", path.display()))?;
-        host.load_plugin(name.clone(), "file".into(), bytes).await?;
+        // A plugin that does not load fails only the connectors that use it (they report
+        // why); the host and every other connector keep running.
+        let _ = host.load_plugin(name.clone(), "file".into(), bytes).await;
     }
     for connector in config.connectors {
         let name = connector.name.to_string();
@@ -47,6 +53,6 @@ pub async fn run(args: RunArgs) -> Result<()> {
     tracing::info!("shutting down: finishing in-flight batches and committing offsets");
     host.shutdown().await;
     stop.cancel();
-    let _ = api.await;
+    serve::finish(api).await;
     Ok(())
 }

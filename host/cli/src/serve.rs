@@ -39,6 +39,17 @@ pub async fn admin_api(host: Arc<Host>, listen: SocketAddr, stop: CancellationTo
     }))
 }
 
+/// How long the admin API may take to finish open requests at shutdown.
+const API_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits for the admin API to finish its open requests, then drops any still open.
+pub async fn finish(mut api: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(API_DRAIN, &mut api).await.is_err() {
+        tracing::warn!("admin API connections still open after {API_DRAIN:?}; closing them");
+        api.abort();
+    }
+}
+
 /// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
 pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ranged::Ranged;
 use crate::{ConnectorName, PluginRef, Problem, TopicName};
 
 /// A transform connector: input topics → a chain of transform plugins → output topic.
@@ -23,8 +24,8 @@ pub struct ConnectorConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// Where a new consumer group starts: `earliest` (default) or `latest`.
-    #[serde(default = "default_start_from")]
-    pub start_from: String,
+    #[serde(default)]
+    pub start_from: StartFrom,
     /// How records are grouped into batches for the plugins.
     #[serde(default)]
     pub batch: BatchConfig,
@@ -34,10 +35,30 @@ pub struct ConnectorConfig {
     /// Sandbox limits for every plugin instance of this connector.
     #[serde(default)]
     pub limits: Limits,
+    /// Automatic restart after a failure.
+    #[serde(default)]
+    pub restart: RestartPolicy,
 }
 
-fn default_start_from() -> String {
-    "earliest".to_owned()
+/// Where a consumer group without committed offsets starts reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StartFrom {
+    /// The oldest record still in the topic (default: nothing is skipped).
+    #[default]
+    Earliest,
+    /// Only records produced after the connector starts.
+    Latest,
+}
+
+impl StartFrom {
+    /// The librdkafka `auto.offset.reset` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartFrom::Earliest => "earliest",
+            StartFrom::Latest => "latest",
+        }
+    }
 }
 
 /// One step of a transform chain.
@@ -61,14 +82,14 @@ fn empty_object() -> serde_json::Value {
 #[serde(deny_unknown_fields, default)]
 pub struct BatchConfig {
     /// Default 500; 1 to 100,000.
-    pub max_records: u32,
-    /// Default 20 ms; at most 60,000.
-    pub max_wait_ms: u64,
+    pub max_records: Ranged<1, 100_000>,
+    /// Default 20 ms; 0 to 60,000.
+    pub max_wait_ms: Ranged<0, 60_000>,
 }
 
 impl Default for BatchConfig {
     fn default() -> Self {
-        Self { max_records: 500, max_wait_ms: 20 }
+        Self { max_records: Ranged::constant(500), max_wait_ms: Ranged::constant(20) }
     }
 }
 
@@ -89,6 +110,9 @@ pub enum ErrorTolerance {
 pub struct ErrorsConfig {
     /// `none` (default) or `all`.
     pub tolerance: ErrorTolerance,
+    /// With `tolerance: all`, failed records are written here unchanged, with headers saying
+    /// where they came from and why they failed. Without it they are skipped and counted.
+    pub dead_letter_topic: Option<TopicName>,
 }
 
 /// Sandbox limits per plugin instance. Defaults are chosen for JSON transforms of ordinary
@@ -98,17 +122,60 @@ pub struct ErrorsConfig {
 pub struct Limits {
     /// Linear memory cap in MiB. Default 64; 1 to 4096. A plugin that grows beyond it gets a
     /// failed allocation (most languages then trap).
-    pub memory_mib: u32,
-    /// CPU time one batch may take, in milliseconds. Default 5,000. A plugin that runs longer
-    /// is interrupted and its instance discarded.
-    pub batch_timeout_ms: u64,
-    /// Time `create` may take, in milliseconds. Default 10,000.
-    pub create_timeout_ms: u64,
+    pub memory_mib: Ranged<1, 4096>,
+    /// CPU time one batch may take, in milliseconds. Default 5,000; 1 to 600,000. A plugin
+    /// that runs longer is interrupted and its instance discarded.
+    pub batch_timeout_ms: Ranged<1, 600_000>,
+    /// Time `create` may take, in milliseconds. Default 10,000; 1 to 600,000.
+    pub create_timeout_ms: Ranged<1, 600_000>,
+    /// Output one batch may carry from the plugin, in MiB. Default 64; 1 to 4096.
+    pub max_output_mib: Ranged<1, 4096>,
+    /// Output records one batch may produce. Default 100,000; 1 to 10,000,000.
+    pub max_output_records: Ranged<1, 10_000_000>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { memory_mib: 64, batch_timeout_ms: 5_000, create_timeout_ms: 10_000 }
+        Self {
+            memory_mib: Ranged::constant(64),
+            batch_timeout_ms: Ranged::constant(5_000),
+            create_timeout_ms: Ranged::constant(10_000),
+            max_output_mib: Ranged::constant(64),
+            max_output_records: Ranged::constant(100_000),
+        }
+    }
+}
+
+/// How a failed connector is restarted: after `base_ms`, doubling up to `max_ms`, each delay
+/// varied by up to `jitter_percent` so that many connectors do not restart in lockstep. After
+/// `max_failures` failures within `window_s` seconds it stays `FAILED` until restarted by hand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RestartPolicy {
+    /// Default true.
+    pub enabled: bool,
+    /// First delay. Default 1,000 ms.
+    pub base_ms: Ranged<1, 3_600_000>,
+    /// Longest delay. Default 60,000 ms.
+    pub max_ms: Ranged<1, 86_400_000>,
+    /// Random variation of each delay, in percent. Default 20.
+    pub jitter_percent: Ranged<0, 100>,
+    /// Failures tolerated within the window before giving up. Default 5.
+    pub max_failures: Ranged<1, 1_000>,
+    /// The window, in seconds. Default 600.
+    pub window_s: Ranged<1, 604_800>,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            base_ms: Ranged::constant(1_000),
+            max_ms: Ranged::constant(60_000),
+            jitter_percent: Ranged::constant(20),
+            max_failures: Ranged::constant(5),
+            window_s: Ranged::constant(600),
+        }
     }
 }
 
@@ -132,6 +199,17 @@ impl ConnectorConfig {
                 add(&format!("topics[{i}]"), format!("topic {t:?} is listed twice"));
             }
         }
+        if let Some(dlq) = &self.errors.dead_letter_topic {
+            if self.topics.contains(dlq) || dlq == &self.output_topic {
+                add("errors.dead_letter_topic", format!("{:?} is also an input or the output topic; use a topic of its own", dlq.as_str()));
+            }
+            if self.errors.tolerance == ErrorTolerance::None {
+                add("errors.dead_letter_topic", "only used with `tolerance: all` (with `none` the first failure stops the connector)".into());
+            }
+        }
+        if self.restart.base_ms.get() > self.restart.max_ms.get() {
+            add("restart.base_ms", format!("{} is above restart.max_ms ({})", self.restart.base_ms, self.restart.max_ms));
+        }
         if self.topics.contains(&self.output_topic) {
             add("output_topic", format!("{:?} is also an input topic: the connector would consume its own output", self.output_topic.as_str()));
         }
@@ -143,28 +221,10 @@ impl ConnectorConfig {
                 add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
             }
         }
-        if !matches!(self.start_from.as_str(), "earliest" | "latest") {
-            add("start_from", format!("{:?} is not one of `earliest`, `latest`", self.start_from));
-        }
         if let Some(g) = &self.group_id {
             if g.trim().is_empty() {
                 add("group_id", "must not be empty".into());
             }
-        }
-        if !(1..=100_000).contains(&self.batch.max_records) {
-            add("batch.max_records", format!("{} is out of range 1..=100000", self.batch.max_records));
-        }
-        if self.batch.max_wait_ms > 60_000 {
-            add("batch.max_wait_ms", format!("{} is above the maximum of 60000", self.batch.max_wait_ms));
-        }
-        if !(1..=4096).contains(&self.limits.memory_mib) {
-            add("limits.memory_mib", format!("{} is out of range 1..=4096", self.limits.memory_mib));
-        }
-        if !(1..=600_000).contains(&self.limits.batch_timeout_ms) {
-            add("limits.batch_timeout_ms", format!("{} is out of range 1..=600000", self.limits.batch_timeout_ms));
-        }
-        if !(1..=600_000).contains(&self.limits.create_timeout_ms) {
-            add("limits.create_timeout_ms", format!("{} is out of range 1..=600000", self.limits.create_timeout_ms));
         }
         problems
     }

@@ -3,9 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{ConfigError, ConnectorConfig, PluginName, Problem};
+use crate::{ConfigError, ConnectorConfig, PluginName, Problem, Ranged};
 
 /// The whole host configuration (`turnpike run -c FILE`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,6 +17,9 @@ pub struct HostConfig {
     /// The admin API.
     #[serde(default)]
     pub admin: AdminConfig,
+    /// Host-wide sandbox capacity and the most any connector may ask for.
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
     /// Plugins loaded from files, by name. Built-in plugins (`pii-mask`, `identity`) need no
     /// entry.
     #[serde(default)]
@@ -73,6 +77,52 @@ pub struct PluginSource {
     pub path: PathBuf,
 }
 
+/// The operator's sandbox settings: capacity of the host, and maxima for connector limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxConfig {
+    /// Plugin instances live at once (one per transform stage of each running connector).
+    /// Default 1,000.
+    pub max_instances: Ranged<1, 100_000>,
+    /// The most `limits.memory_mib` a connector may ask for. Default 1,024.
+    pub max_memory_mib: Ranged<1, 4096>,
+    /// The most `limits.batch_timeout_ms` a connector may ask for. Default 60,000.
+    pub max_batch_timeout_ms: Ranged<1, 600_000>,
+    /// The most `limits.max_output_mib` a connector may ask for. Default 256.
+    pub max_output_mib: Ranged<1, 4096>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            max_instances: Ranged::constant(1_000),
+            max_memory_mib: Ranged::constant(1_024),
+            max_batch_timeout_ms: Ranged::constant(60_000),
+            max_output_mib: Ranged::constant(256),
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// Problems with a connector's limits against these maxima; `key` is the connector's path.
+    pub fn check(&self, connector: &ConnectorConfig, key: &str) -> Vec<Problem> {
+        let l = &connector.limits;
+        let mut problems = Vec::new();
+        let mut over = |field: &str, asked: u64, max: u64, setting: &str| {
+            if asked > max {
+                problems.push(Problem::new(
+                    format!("{key}.limits.{field}"),
+                    format!("{asked} is above the operator's maximum of {max} (sandbox.{setting})"),
+                ));
+            }
+        };
+        over("memory_mib", l.memory_mib.get(), self.max_memory_mib.get(), "max_memory_mib");
+        over("batch_timeout_ms", l.batch_timeout_ms.get(), self.max_batch_timeout_ms.get(), "max_batch_timeout_ms");
+        over("max_output_mib", l.max_output_mib.get(), self.max_output_mib.get(), "max_output_mib");
+        problems
+    }
+}
+
 /// Admin API settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -90,8 +140,7 @@ impl Default for AdminConfig {
 impl HostConfig {
     /// Parses YAML text and checks every rule. `origin` names the text in messages.
     pub fn from_yaml(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        let config: HostConfig = serde_yaml_ng::from_str(text)
-            .map_err(|e| ConfigError::Syntax { origin: origin.to_owned(), message: e.to_string() })?;
+        let config: HostConfig = parse_yaml(text, origin)?;
         let problems = config.validate();
         if problems.is_empty() {
             Ok(config)
@@ -102,8 +151,7 @@ impl HostConfig {
 
     /// Parses one connector definition (YAML) and checks it.
     pub fn connector_from_yaml(text: &str, origin: &str) -> Result<ConnectorConfig, ConfigError> {
-        let connector: ConnectorConfig = serde_yaml_ng::from_str(text)
-            .map_err(|e| ConfigError::Syntax { origin: origin.to_owned(), message: e.to_string() })?;
+        let connector: ConnectorConfig = parse_yaml(text, origin)?;
         let problems = connector.validate("connector");
         if problems.is_empty() {
             Ok(connector)
@@ -129,8 +177,31 @@ impl HostConfig {
                 problems.push(Problem::new(format!("{key}.name"), format!("connector {:?} is defined twice", c.name.as_str())));
             }
             problems.extend(c.validate(&key));
+            problems.extend(self.sandbox.check(c, &key));
         }
         problems
+    }
+}
+
+/// Parses YAML into `T`. An error names the exact key (`connectors[0].limits.memory_mib`),
+/// which the YAML parser alone reports only up to the enclosing mapping, and its position.
+fn parse_yaml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(serde_yaml_ng::Deserializer::from_str(text)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let at = inner.location().map(|l| format!(" at line {} column {}", l.line(), l.column())).unwrap_or_default();
+        let message = bare_message(&inner.to_string());
+        let message = if path.is_empty() || path == "." { format!("{message}{at}") } else { format!("{path}: {message}{at}") };
+        ConfigError::Syntax { origin: origin.to_owned(), message }
+    })
+}
+
+/// The parser's message without its own (shorter) key path and position.
+fn bare_message(text: &str) -> String {
+    let text = text.rfind(" at line ").map_or(text, |i| &text[..i]);
+    match text.split_once(": ") {
+        Some((head, rest)) if !head.is_empty() && !head.contains(char::is_whitespace) => rest.to_owned(),
+        _ => text.to_owned(),
     }
 }
 
@@ -154,8 +225,8 @@ connectors:
     #[test]
     fn a_good_file_parses_with_defaults() {
         let c = HostConfig::from_yaml(GOOD, "t.yaml").unwrap();
-        assert_eq!(c.connectors[0].batch.max_records, 500);
-        assert_eq!(c.connectors[0].limits.memory_mib, 64);
+        assert_eq!(c.connectors[0].batch.max_records.get(), 500);
+        assert_eq!(c.connectors[0].limits.memory_mib.get(), 64);
         assert_eq!(c.connectors[0].group_id(), "turnpike-mask");
         assert!(c.kafka.pairs().contains(&("linger.ms".into(), "5".into())));
     }
@@ -173,19 +244,26 @@ connectors:
         let text = GOOD.replace("[customers]", "[\"bad topic\"]");
         let err = HostConfig::from_yaml(&text, "t.yaml").unwrap_err().to_string();
         assert!(err.contains("topic name \"bad topic\" is not valid"), "{err}");
-        assert!(err.contains("connectors[0].topics"), "{err}");
-        assert!(err.contains("line 7 column 13"), "{err}");
+        assert!(err.contains("connectors[0].topics[0]: topic name"), "{err}");
+        assert!(err.contains("line 7 column"), "{err}");
+    }
+
+    #[test]
+    fn an_out_of_range_value_is_named_with_its_position() {
+        let text = GOOD.replace("output_topic: customers.masked", "output_topic: customers.masked\n    batch: { max_records: 0 }");
+        let err = HostConfig::from_yaml(&text, "t.yaml").unwrap_err().to_string();
+        assert!(err.contains("connectors[0].batch.max_records: 0 is out of range 1..=100000 at line 9"), "{err}");
     }
 
     #[test]
     fn every_rule_violation_is_reported_at_once() {
         let text = GOOD
             .replace("bootstrap.servers: 127.0.0.1:9092", "client.id: x")
-            .replace("output_topic: customers.masked", "output_topic: customers\n    batch: { max_records: 0 }");
+            .replace("output_topic: customers.masked", "output_topic: customers");
         let Err(ConfigError::Invalid { problems, .. }) = HostConfig::from_yaml(&text, "t.yaml") else {
             panic!("expected rule violations");
         };
         let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();
-        assert_eq!(keys, ["kafka.bootstrap.servers", "connectors[0].output_topic", "connectors[0].batch.max_records"]);
+        assert_eq!(keys, ["kafka.bootstrap.servers", "connectors[0].output_topic"]);
     }
 }

@@ -9,8 +9,10 @@ mod connector;
 mod error;
 mod host;
 mod names;
+mod ranged;
 
-pub use connector::{BatchConfig, ConnectorConfig, ErrorTolerance, ErrorsConfig, Limits, TransformStep};
+pub use connector::{BatchConfig, ConnectorConfig, ErrorTolerance, ErrorsConfig, Limits, RestartPolicy, StartFrom, TransformStep};
 pub use error::{ConfigError, Problem};
-pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource};
+pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
+pub use ranged::{OutOfRange, Ranged};

@@ -1,12 +1,18 @@
 //! A connector's transform chain: each stage's outputs are the next stage's inputs, and every
 //! output keeps track of the Kafka record it derives from (for offsets and error reports).
+//!
+//! Faults are contained here. After a fault the instance is discarded and the batch retried
+//! once on a fresh one; if it faults again and the connector tolerates errors, the batch is
+//! re-run one record at a time so that only the records that make the plugin fault fail.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use turnpike_config::ErrorTolerance;
 use turnpike_runtime::{
-    input_len, input_source, next_stage_input, CallError, CreateError, ErrorKind, Fault, InputBatch, InstanceLabels,
-    InstanceLimits, OutputBatch, OutputView, PluginError, RecordError, Source, TransformInstance,
+    input_len, input_source, next_stage_input, single, CallError, CreateError, ErrorKind, Fault, InputBatch,
+    InstanceLabels, InstanceLimits, OutputBatch, OutputMerger, OutputView, PluginError, RecordError, Source,
+    TransformInstance,
 };
 
 use crate::registry::PluginInfo;
@@ -30,9 +36,13 @@ impl Stage {
 pub(crate) struct FailedRecord {
     /// Index of the Kafka record in the consumed batch.
     pub(crate) origin: u32,
-    /// `name@version` of the plugin that reported it.
+    /// Index of the stage in the chain.
+    pub(crate) stage: usize,
+    /// `name@version` of the plugin.
     pub(crate) plugin: String,
     pub(crate) kind: ErrorKind,
+    /// `record_error` when the plugin rejected the record, else the fault class it caused.
+    pub(crate) class: String,
     pub(crate) message: String,
 }
 
@@ -69,17 +79,27 @@ impl ChainError {
 /// each time).
 const RETRIES: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Faults tolerated while isolating the records of one batch. Past this the plugin faults on
+/// (nearly) everything: isolating further would only burn CPU, so the connector fails.
+const MAX_ISOLATION_FAULTS: usize = 5;
+
+/// A stage's result for one batch: its output, and the inputs that made it fault.
+struct StageOutput {
+    out: OutputBatch,
+    poisoned: Vec<(u32, Fault)>,
+}
 
 pub(crate) struct Chain {
     stages: Vec<Stage>,
     connector: String,
     limits: InstanceLimits,
+    tolerance: ErrorTolerance,
     status: Arc<LiveStatus>,
 }
 
 impl Chain {
-    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, status: Arc<LiveStatus>) -> Self {
-        Self { stages, connector, limits, status }
+    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, tolerance: ErrorTolerance, status: Arc<LiveStatus>) -> Self {
+        Self { stages, connector, limits, tolerance, status }
     }
 
     pub(crate) fn plugin_labels(&self) -> Vec<String> {
@@ -101,31 +121,43 @@ impl Chain {
         }
         if stage.instance.is_none() {
             let labels = InstanceLabels { connector: self.connector.clone(), plugin: stage.info.label() };
-            let created = TransformInstance::create(&stage.info.plugin, &stage.config_json, labels, self.limits.clone())
-                .await
-                .map_err(|source| ChainError::Create { plugin: stage.info.label(), source })?;
+            let created = TransformInstance::create(&stage.info.plugin, &stage.config_json, labels, self.limits.clone()).await;
+            if let Err(CreateError::Fault(fault)) = &created {
+                self.status.fault(&stage.info.label(), fault.class(), &fault.to_string());
+            }
+            let created = created.map_err(|source| ChainError::Create { plugin: stage.info.label(), source })?;
             stage.instance = Some(created);
         }
         Ok(stage.instance.as_mut().expect("instance was just created"))
     }
 
-    /// Runs one stage on a batch. A fault discards the instance and retries once on a fresh
-    /// one; a batch-level plugin error becomes a failure of every record in the batch.
-    async fn call(&mut self, i: usize, input: &InputBatch) -> Result<OutputBatch, ChainError> {
+    /// One call on stage `i`'s instance; a fault discards the instance and is reported.
+    async fn call_once(&mut self, i: usize, input: &InputBatch) -> Result<Result<OutputBatch, CallError>, ChainError> {
+        let result = self.instance(i).await?.transform(input).await;
+        if let Err(CallError::Fault(fault)) = &result {
+            self.stages[i].instance = None;
+            LiveStatus::add(&self.status.instance_restarts, 1);
+            self.status.fault(&self.stages[i].info.label(), fault.class(), &fault.to_string());
+        }
+        Ok(result)
+    }
+
+    /// Runs one stage on a batch: retries a faulting batch once on a fresh instance, then
+    /// (when errors are tolerated) isolates the records that make the plugin fault. A
+    /// batch-level plugin error becomes a failure of every record in the batch.
+    async fn call(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
         let mut faults = 0;
         let mut retries = 0;
         loop {
-            let result = self.instance(i).await?.transform(input).await;
-            match result {
-                Ok(out) => return Ok(out),
+            match self.call_once(i, input).await? {
+                Ok(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
                 Err(CallError::Fault(fault)) => {
-                    let plugin = self.stages[i].info.label();
-                    tracing::warn!(connector = %self.connector, %plugin, class = fault.class(), error = %fault, "plugin fault; re-creating the instance");
-                    self.stages[i].instance = None;
-                    LiveStatus::add(&self.status.instance_restarts, 1);
                     faults += 1;
                     if faults > 1 {
-                        return Err(ChainError::Fault { plugin, source: fault });
+                        return match self.tolerance {
+                            ErrorTolerance::All => self.isolate(i, input).await,
+                            ErrorTolerance::None => Err(ChainError::Fault { plugin: self.stages[i].info.label(), source: fault }),
+                        };
                     }
                 }
                 Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retries < RETRIES => {
@@ -136,41 +168,67 @@ impl Chain {
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     let error = PluginError { kind, message };
-                    let errors = (0..input_len(input) as u32).map(|input| RecordError { input, error: error.clone() }).collect();
-                    let (data, topics, records, timestamps, headers) = Default::default();
-                    return Ok(OutputBatch { data, topics, records, timestamps, headers, errors });
+                    let mut merger = OutputMerger::default();
+                    for input in 0..input_len(input) as u32 {
+                        merger.fail(input, error.clone());
+                    }
+                    return Ok(StageOutput { out: merger.finish(), poisoned: Vec::new() });
                 }
             }
         }
     }
 
+    /// Re-runs a batch one record at a time, so that only records that make the plugin fault
+    /// are failed; gives up when the plugin faults on too many of them.
+    async fn isolate(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
+        tracing::warn!(connector = %self.connector, plugin = %self.stages[i].info.label(), records = input_len(input), "batch faulted twice; running its records one by one to find the cause");
+        let mut merger = OutputMerger::default();
+        let mut poisoned = Vec::new();
+        for j in 0..input_len(input) {
+            let one = single(input, j);
+            match self.call_once(i, &one).await? {
+                Ok(out) => merger.push(out, j as u32),
+                Err(CallError::Plugin { kind, message }) => merger.fail(j as u32, PluginError { kind, message }),
+                Err(CallError::Fault(fault)) => {
+                    if poisoned.len() >= MAX_ISOLATION_FAULTS {
+                        return Err(ChainError::Fault { plugin: self.stages[i].info.label(), source: fault });
+                    }
+                    poisoned.push((j as u32, fault));
+                }
+            }
+        }
+        Ok(StageOutput { out: merger.finish(), poisoned })
+    }
+
     /// Runs a consumed batch through every stage.
-    pub(crate) async fn run(&mut self, batch: InputBatch) -> Result<ChainOutput, ChainError> {
-        let n = input_len(&batch);
+    pub(crate) async fn run(&mut self, batch: &InputBatch) -> Result<ChainOutput, ChainError> {
+        let n = input_len(batch);
         // Where each Kafka record came from; every later stage sees its inputs as coming from
         // the same topic, partition and offset.
-        let sources: Vec<Source> = (0..n).map(|i| input_source(&batch, i)).collect();
-        let topics = batch.topics.clone();
-        let mut input = batch;
+        let sources: Vec<Source> = (0..n).map(|i| input_source(batch, i)).collect();
         // Per input of the current stage: the Kafka record it derives from, and the
         // destination an earlier stage chose.
         let mut origins: Vec<u32> = (0..n as u32).collect();
         let mut routes: Vec<Option<String>> = vec![None; n];
         let mut failed_mask = vec![false; n];
         let mut failed = Vec::new();
+        let mut owned: Option<InputBatch> = None;
 
         for i in 0..self.stages.len() {
-            let out = self.call(i, &input).await?;
-            for e in &out.errors {
-                let origin = origins[e.input as usize];
+            let input = owned.as_ref().unwrap_or(batch);
+            let StageOutput { out, poisoned } = self.call(i, input).await?;
+            let plugin = self.stages[i].info.label();
+            let mut fail = |input: u32, kind: ErrorKind, class: &str, message: String| {
+                let origin = origins[input as usize];
                 if !std::mem::replace(&mut failed_mask[origin as usize], true) {
-                    failed.push(FailedRecord {
-                        origin,
-                        plugin: self.stages[i].info.label(),
-                        kind: e.error.kind,
-                        message: e.error.message.clone(),
-                    });
+                    failed.push(FailedRecord { origin, stage: i, plugin: plugin.clone(), kind, class: class.to_owned(), message });
                 }
+            };
+            for RecordError { input, error } in &out.errors {
+                fail(*input, error.kind, "record_error", error.message.clone());
+            }
+            for (input, fault) in poisoned {
+                fail(input, ErrorKind::InvalidRecord, fault.class(), fault.to_string());
             }
             let view = OutputView::new(&out);
             let kept: Vec<(usize, u32, Option<String>)> = view
@@ -186,7 +244,7 @@ impl Chain {
             let keep: Vec<(usize, Source)> = kept.iter().map(|&(j, origin, _)| (j, sources[origin as usize])).collect();
             origins = kept.iter().map(|k| k.1).collect();
             routes = kept.into_iter().map(|k| k.2).collect();
-            input = next_stage_input(out, &keep, topics.clone());
+            owned = Some(next_stage_input(out, &keep, batch.topics.clone()));
         }
         unreachable!("a connector has at least one transform stage (checked by validation)")
     }

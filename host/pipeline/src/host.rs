@@ -1,18 +1,20 @@
-//! The host: plugins, connectors, and their lifecycle.
+//! The host: plugins, connectors, and a supervisor per connector that restarts what fails.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use rand::Rng;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{ConnectorConfig, PluginName, Problem};
+use turnpike_config::{ConnectorConfig, PluginName, Problem, RestartPolicy, SandboxConfig};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{InstanceLimits, LoadError, Runtime};
 
 use crate::chain::{Chain, Stage};
-use crate::registry::{PluginInfo, PluginRegistry, RegistryError};
-use crate::status::{ConnectorStatus, LiveStatus};
+use crate::events::{EventKind, Events};
+use crate::registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
+use crate::status::{ConnectorState, ConnectorStatus, FaultInfo, LiveStatus};
 use crate::task::ConnectorTask;
 
 /// Why the host refused an operation.
@@ -24,6 +26,9 @@ pub enum HostError {
     /// A connector with this name already runs.
     #[error("a connector named {0:?} already exists")]
     Duplicate(String),
+    /// No connector has this name.
+    #[error("no connector named {0:?}")]
+    NotFound(String),
     /// A plugin reference does not resolve.
     #[error(transparent)]
     Plugin(#[from] RegistryError),
@@ -40,51 +45,75 @@ pub enum HostError {
     Kafka(#[from] KafkaError),
 }
 
+/// What every connector's supervisor needs from the host.
+struct Shared {
+    registry: PluginRegistry,
+    kafka: Vec<(String, String)>,
+    events: Arc<Events>,
+}
+
 struct Running {
     config: ConnectorConfig,
-    plugins: Vec<String>,
     status: Arc<LiveStatus>,
     cancel: CancellationToken,
-    task: Option<JoinHandle<()>>,
+    supervisor: Option<JoinHandle<()>>,
 }
 
 /// Runs connectors against one Kafka cluster.
 pub struct Host {
     runtime: Runtime,
-    registry: PluginRegistry,
-    kafka: Vec<(String, String)>,
+    sandbox: SandboxConfig,
+    shared: Arc<Shared>,
     connectors: Mutex<BTreeMap<String, Running>>,
 }
 
 impl Host {
     /// A host with no plugins and no connectors. `kafka` are librdkafka settings shared by
-    /// every connector's clients.
-    pub fn new(runtime: Runtime, kafka: Vec<(String, String)>) -> Self {
-        Self { runtime, registry: PluginRegistry::default(), kafka, connectors: Mutex::new(BTreeMap::new()) }
+    /// every connector's clients; `sandbox` bounds what connectors may ask for.
+    pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
+        let shared = Arc::new(Shared { registry: PluginRegistry::default(), kafka, events: Arc::new(Events::default()) });
+        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()) }
     }
 
     /// The plugin registry.
     pub fn registry(&self) -> &PluginRegistry {
-        &self.registry
+        &self.shared.registry
     }
 
-    /// Compiles a component (on a blocking thread) and registers it as `name@version`.
+    /// The event hub (state changes, faults, restarts).
+    pub fn events(&self) -> &Events {
+        &self.shared.events
+    }
+
+    /// Compiles a component (on a blocking thread) and registers it as `name@version`. A
+    /// component that fails to load is registered as broken, so connectors using it fail
+    /// with the reason, and the error is returned.
     pub async fn load_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<PluginInfo, HostError> {
         let runtime = self.runtime.clone();
         let label = format!("{name}@{version}");
-        let plugin = tokio::task::spawn_blocking(move || runtime.load(&bytes))
+        let loaded = tokio::task::spawn_blocking(move || runtime.load(&bytes))
             .await
-            .map_err(|e| HostError::Load { name: label.clone(), source: LoadError::Engine(e.to_string()) })?
-            .map_err(|source| HostError::Load { name: label, source })?;
+            .unwrap_or_else(|e| Err(LoadError::Engine(format!("compile task: {e}"))));
+        let plugin = match loaded {
+            Ok(plugin) => plugin,
+            Err(source) => {
+                tracing::error!(plugin = %label, class = source.class(), error = %source, "plugin could not be loaded");
+                let broken = BrokenPlugin { version, class: source.class(), reason: source.to_string() };
+                self.registry().register_broken(name, broken);
+                return Err(HostError::Load { name: label, source });
+            }
+        };
         let info = PluginInfo { name, version, plugin };
         tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), "plugin registered");
-        self.registry.register(info.clone());
+        self.registry().register(info.clone());
         Ok(info)
     }
 
-    /// Validates a connector, resolves its plugins, creates its Kafka clients and starts it.
+    /// Validates a connector and starts it under a supervisor. Plugin and Kafka problems do
+    /// not refuse the connector: it shows `FAILED` with the reason and is retried.
     pub fn start_connector(&self, config: ConnectorConfig) -> Result<(), HostError> {
-        let problems = config.validate("connector");
+        let mut problems = config.validate("connector");
+        problems.extend(self.sandbox.check(&config, "connector"));
         if !problems.is_empty() {
             return Err(HostError::Invalid(problems));
         }
@@ -93,30 +122,35 @@ impl Host {
         if connectors.contains_key(&name) {
             return Err(HostError::Duplicate(name));
         }
-        let stages = config
-            .transforms
-            .iter()
-            .map(|step| Ok(Stage::new(self.registry.resolve(&step.plugin)?, &step.config)))
-            .collect::<Result<Vec<_>, RegistryError>>()?;
-        let options = ConsumerOptions {
-            group_id: config.group_id(),
-            start_from: config.start_from.clone(),
-            topics: config.topics.iter().map(ToString::to_string).collect(),
-        };
-        let consumer = Arc::new(Consumer::new(&self.kafka, &options)?);
-        let producer = Producer::new(&self.kafka)?;
-        let status = Arc::new(LiveStatus::new());
-        let limits = InstanceLimits {
-            memory_bytes: (config.limits.memory_mib as usize) << 20,
-            batch_timeout: Duration::from_millis(config.limits.batch_timeout_ms),
-            create_timeout: Duration::from_millis(config.limits.create_timeout_ms),
-        };
-        let chain = Chain::new(stages, name.clone(), limits, status.clone());
-        let plugins = chain.plugin_labels();
+        let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
+        let running = self.supervise(config, status);
+        connectors.insert(name, running);
+        Ok(())
+    }
+
+    fn supervise(&self, config: ConnectorConfig, status: Arc<LiveStatus>) -> Running {
         let cancel = CancellationToken::new();
-        let task = ConnectorTask { config: config.clone(), chain, consumer, producer, status: status.clone(), cancel: cancel.clone() };
-        let handle = tokio::spawn(task.run());
-        connectors.insert(name, Running { config, plugins, status, cancel, task: Some(handle) });
+        let supervisor = tokio::spawn(supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone()));
+        Running { config, status, cancel, supervisor: Some(supervisor) }
+    }
+
+    /// Restarts a connector now, with a fresh failure budget: its current run is stopped
+    /// gracefully (in-flight work committed) and a new one started.
+    pub async fn restart(&self, name: &str) -> Result<(), HostError> {
+        let (cancel, supervisor) = {
+            let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+            let r = connectors.get_mut(name).ok_or_else(|| HostError::NotFound(name.to_owned()))?;
+            (r.cancel.clone(), r.supervisor.take())
+        };
+        cancel.cancel();
+        if let Some(s) = supervisor {
+            let _ = s.await;
+        }
+        self.shared.events.emit(name, EventKind::ManualRestart);
+        let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        let r = connectors.get_mut(name).ok_or_else(|| HostError::NotFound(name.to_owned()))?;
+        let fresh = self.supervise(r.config.clone(), r.status.clone());
+        *r = fresh;
         Ok(())
     }
 
@@ -141,23 +175,122 @@ impl Host {
                 .iter_mut()
                 .filter_map(|(name, r)| {
                     r.cancel.cancel();
-                    r.task.take().map(|t| (name.clone(), t))
+                    r.supervisor.take().map(|t| (name.clone(), t))
                 })
                 .collect()
         };
         for (name, task) in tasks {
             if let Err(e) = task.await {
-                tracing::error!(connector = %name, error = %e, "connector task ended abnormally");
+                tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
+            }
+        }
+        self.shared.events.close();
+    }
+}
+
+fn snapshot(r: &Running) -> ConnectorStatus {
+    let plugins = r.config.transforms.iter().map(|t| t.plugin.to_string()).collect();
+    r.status.snapshot(
+        r.config.name.as_str(),
+        plugins,
+        r.config.topics.iter().map(ToString::to_string).collect(),
+        r.config.output_topic.to_string(),
+    )
+}
+
+/// Runs a connector until cancelled; restarts it after failures as its policy allows.
+async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken) {
+    let name = config.name.to_string();
+    let policy = config.restart.clone();
+    let window = Duration::from_secs(policy.window_s.get());
+    let mut failures: VecDeque<Instant> = VecDeque::new();
+    loop {
+        match build_task(&shared, &config, &status, &cancel) {
+            Ok(task) => task.run().await,
+            Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
+        }
+        if cancel.is_cancelled() || status.state() != ConnectorState::Failed || !policy.enabled {
+            return;
+        }
+        let now = Instant::now();
+        failures.push_back(now);
+        while failures.front().is_some_and(|t| now.duration_since(*t) > window) {
+            failures.pop_front();
+        }
+        let attempt = failures.len() as u32;
+        if u64::from(attempt) >= policy.max_failures.get() {
+            status.events().emit(&name, EventKind::GaveUp { failures: attempt, window_s: policy.window_s.get() });
+            return;
+        }
+        let delay = backoff(&policy, attempt);
+        status.set(ConnectorState::Restarting, None);
+        status.events().emit(&name, EventKind::RestartScheduled { attempt, delay_ms: delay.as_millis() as u64 });
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => LiveStatus::add(&status.restarts, 1),
+            _ = cancel.cancelled() => {
+                status.set(ConnectorState::Failed, None);
+                return;
             }
         }
     }
 }
 
-fn snapshot(r: &Running) -> ConnectorStatus {
-    r.status.snapshot(
-        r.config.name.as_str(),
-        r.plugins.clone(),
-        r.config.topics.iter().map(ToString::to_string).collect(),
-        r.config.output_topic.to_string(),
-    )
+/// `base × 2^(attempt-1)`, capped at `max`, varied by ± `jitter_percent`.
+fn backoff(policy: &RestartPolicy, attempt: u32) -> Duration {
+    let exp = policy.base_ms.get().saturating_mul(1u64 << attempt.saturating_sub(1).min(32));
+    let capped = exp.min(policy.max_ms.get()) as f64;
+    let jitter = policy.jitter_percent.get() as f64 / 100.0;
+    let factor = if jitter > 0.0 { 1.0 + rand::rng().random_range(-jitter..=jitter) } else { 1.0 };
+    Duration::from_millis((capped * factor).max(1.0) as u64)
+}
+
+/// Resolves the connector's plugins and creates its Kafka clients.
+fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus>, cancel: &CancellationToken) -> Result<ConnectorTask, FaultInfo> {
+    let stages = config
+        .transforms
+        .iter()
+        .map(|step| Ok(Stage::new(shared.registry.resolve(&step.plugin)?, &step.config)))
+        .collect::<Result<Vec<_>, RegistryError>>()
+        .map_err(|e| FaultInfo { class: e.class().into(), message: e.to_string() })?;
+    let kafka_fault = |e: KafkaError| FaultInfo { class: "kafka".into(), message: e.to_string() };
+    let options = ConsumerOptions {
+        group_id: config.group_id(),
+        start_from: config.start_from.as_str().to_owned(),
+        topics: config.topics.iter().map(ToString::to_string).collect(),
+    };
+    let consumer = Arc::new(Consumer::new(&shared.kafka, &options).map_err(kafka_fault)?);
+    let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
+    let l = &config.limits;
+    let limits = InstanceLimits {
+        memory_bytes: (l.memory_mib.get() as usize) << 20,
+        batch_timeout: Duration::from_millis(l.batch_timeout_ms.get()),
+        create_timeout: Duration::from_millis(l.create_timeout_ms.get()),
+        max_output_bytes: (l.max_output_mib.get() as usize) << 20,
+        max_output_records: l.max_output_records.get() as usize,
+    };
+    let chain = Chain::new(stages, config.name.to_string(), limits, config.errors.tolerance, status.clone());
+    status.set_plugins(chain.plugin_labels());
+    Ok(ConnectorTask { config: config.clone(), chain, consumer, producer, status: status.clone(), cancel: cancel.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnpike_config::Ranged;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let policy = RestartPolicy { jitter_percent: Ranged::constant(0), base_ms: Ranged::constant(100), max_ms: Ranged::constant(1_000), ..RestartPolicy::default() };
+        let delays: Vec<u128> = (1..=6).map(|a| backoff(&policy, a).as_millis()).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+    }
+
+    #[test]
+    fn jitter_stays_within_its_percentage() {
+        let policy = RestartPolicy { jitter_percent: Ranged::constant(20), base_ms: Ranged::constant(1_000), ..RestartPolicy::default() };
+        for _ in 0..200 {
+            let d = backoff(&policy, 1).as_millis();
+            assert!((800..=1200).contains(&d), "{d}");
+        }
+    }
 }

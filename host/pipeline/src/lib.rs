@@ -6,13 +6,17 @@
 
 mod chain;
 mod committer;
+mod events;
 mod host;
 mod registry;
 mod status;
 mod task;
 
+pub use events::{Event, EventKind, Events};
 pub use host::{Host, HostError};
-pub use registry::{PluginInfo, PluginRegistry, RegistryError};
+pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
-pub use turnpike_runtime::Runtime;
+pub use turnpike_runtime::{EngineLimits, Runtime};
+/// Re-exported: the operator limits a [`Host`] is built with.
+pub use turnpike_config::SandboxConfig;

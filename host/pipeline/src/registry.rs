@@ -26,9 +26,30 @@ impl PluginInfo {
     }
 }
 
+/// A plugin version that could not be loaded, kept so that connectors using it can say why.
+#[derive(Debug, Clone)]
+pub struct BrokenPlugin {
+    /// Its version.
+    pub version: String,
+    /// The load error's class (`wrong_world`, `core_module`, `invalid_component`, …).
+    pub class: &'static str,
+    /// The load error.
+    pub reason: String,
+}
+
 /// A plugin reference that cannot be resolved.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RegistryError {
+    /// The version exists but could not be loaded.
+    #[error("plugin {plugin} could not be loaded: {reason}")]
+    Broken {
+        /// `name@version`.
+        plugin: String,
+        /// The load error's class.
+        class: &'static str,
+        /// The load error.
+        reason: String,
+    },
     /// No plugin has this name.
     #[error("no plugin named {name:?} is registered (known: {known})")]
     UnknownPlugin {
@@ -49,7 +70,25 @@ pub enum RegistryError {
     },
 }
 
-type Versions = BTreeMap<PluginName, Vec<PluginInfo>>;
+impl RegistryError {
+    /// A short stable name for status pages and metrics labels.
+    pub fn class(&self) -> &'static str {
+        match self {
+            RegistryError::Broken { class, .. } => class,
+            RegistryError::UnknownPlugin { .. } | RegistryError::UnknownVersion { .. } => "plugin_unavailable",
+        }
+    }
+}
+
+type Entry = Result<PluginInfo, BrokenPlugin>;
+type Versions = BTreeMap<PluginName, Vec<Entry>>;
+
+fn version(e: &Entry) -> &str {
+    match e {
+        Ok(p) => &p.version,
+        Err(b) => &b.version,
+    }
+}
 
 /// Registered plugins. Versions of a name are kept in registration order; `@latest` is the
 /// most recently registered.
@@ -61,11 +100,21 @@ pub struct PluginRegistry {
 impl PluginRegistry {
     /// Registers a version, replacing an existing one with the same name and version.
     pub fn register(&self, info: PluginInfo) {
+        let name = info.name.clone();
+        self.insert(name, Ok(info));
+    }
+
+    /// Records a version that failed to load, so connectors using it fail saying why.
+    pub fn register_broken(&self, name: PluginName, broken: BrokenPlugin) {
+        self.insert(name, Err(broken));
+    }
+
+    fn insert(&self, name: PluginName, entry: Entry) {
         self.plugins.rcu(|current| {
             let mut next = Versions::clone(current);
-            let versions = next.entry(info.name.clone()).or_default();
-            versions.retain(|v| v.version != info.version);
-            versions.push(info.clone());
+            let versions = next.entry(name.clone()).or_default();
+            versions.retain(|v| version(v) != version(&entry));
+            versions.push(entry.clone());
             Arc::new(next)
         });
     }
@@ -79,17 +128,21 @@ impl PluginRegistry {
         };
         let found = match &r.version {
             None => versions.last(),
-            Some(v) => versions.iter().find(|p| &p.version == v),
+            Some(v) => versions.iter().find(|p| version(p) == v),
         };
-        found.cloned().ok_or_else(|| RegistryError::UnknownVersion {
-            name: r.name.to_string(),
-            version: r.version.clone().unwrap_or_default(),
-            known: versions.iter().map(|p| p.version.as_str()).collect::<Vec<_>>().join(", "),
-        })
+        match found {
+            Some(Ok(info)) => Ok(info.clone()),
+            Some(Err(b)) => Err(RegistryError::Broken { plugin: format!("{}@{}", r.name, b.version), class: b.class, reason: b.reason.clone() }),
+            None => Err(RegistryError::UnknownVersion {
+                name: r.name.to_string(),
+                version: r.version.clone().unwrap_or_default(),
+                known: versions.iter().map(version).collect::<Vec<_>>().join(", "),
+            }),
+        }
     }
 
-    /// Every registered version.
+    /// Every version that loaded.
     pub fn list(&self) -> Vec<PluginInfo> {
-        self.plugins.load().values().flatten().cloned().collect()
+        self.plugins.load().values().flatten().filter_map(|e| e.as_ref().ok()).cloned().collect()
     }
 }

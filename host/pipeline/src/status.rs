@@ -1,10 +1,13 @@
 //! What a connector reports about itself: state, counters, the last fault.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
+
+use crate::events::{EventKind, Events};
 
 /// A connector's lifecycle state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -18,13 +21,16 @@ pub enum ConnectorState {
     Stopped,
     /// Stopped by an error; see `error`.
     Failed,
+    /// Failed, and waiting to be restarted automatically.
+    Restarting,
 }
 
 /// Why a connector failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FaultInfo {
-    /// A stable class: `config`, `plugin_config`, `trap`, `timeout`, `memory_limit`,
-    /// `invalid_output`, `record_error`, `kafka`.
+    /// A stable class: `plugin_config`, `plugin_unavailable`, `wrong_world`, `core_module`,
+    /// `invalid_component`, `trap`, `timeout`, `memory_limit`, `output_limit`,
+    /// `host_capacity`, `invalid_output`, `record_error`, `kafka`.
     pub class: String,
     /// What happened, for a person.
     pub message: String,
@@ -45,9 +51,19 @@ pub struct ConnectorStatus {
     pub records_out: u64,
     /// Records that failed and were skipped (`errors.tolerance: all`).
     pub records_failed: u64,
+    /// Failed records written to the dead-letter topic.
+    pub records_dead_lettered: u64,
     /// Plugin instances re-created after a fault.
     pub instance_restarts: u64,
-    /// Plugins of the chain, as `name@version`.
+    /// Automatic restarts of the connector after a failure.
+    pub restarts: u64,
+    /// Plugin faults by class since start (`trap`, `timeout`, `memory_limit`, …); each
+    /// replaced the instance.
+    pub faults: BTreeMap<String, u64>,
+    /// Times the connector failed, by class, since start.
+    pub failures: BTreeMap<String, u64>,
+    /// Plugins of the chain: `name@version` as resolved by the current run (as configured,
+    /// e.g. `name@latest`, before the first run resolves them).
     pub plugins: Vec<String>,
     /// Input topics.
     pub topics: Vec<String>,
@@ -59,27 +75,67 @@ pub struct ConnectorStatus {
 
 /// Live, shared status that the task updates and the API reads.
 pub(crate) struct LiveStatus {
+    name: String,
+    events: Arc<Events>,
     pub(crate) records_in: AtomicU64,
     pub(crate) records_out: AtomicU64,
     pub(crate) records_failed: AtomicU64,
+    pub(crate) records_dead_lettered: AtomicU64,
     pub(crate) instance_restarts: AtomicU64,
+    pub(crate) restarts: AtomicU64,
+    faults: Mutex<BTreeMap<String, u64>>,
+    failures: Mutex<BTreeMap<String, u64>>,
+    /// The plugin versions of the current run, once resolved.
+    plugins: Mutex<Option<Vec<String>>>,
     state: Mutex<(ConnectorState, SystemTime, Option<FaultInfo>)>,
 }
 
 impl LiveStatus {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(name: &str, events: Arc<Events>) -> Self {
         Self {
+            name: name.to_owned(),
+            events,
             records_in: AtomicU64::new(0),
             records_out: AtomicU64::new(0),
             records_failed: AtomicU64::new(0),
+            records_dead_lettered: AtomicU64::new(0),
             instance_restarts: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
+            faults: Mutex::new(BTreeMap::new()),
+            failures: Mutex::new(BTreeMap::new()),
+            plugins: Mutex::new(None),
             state: Mutex::new((ConnectorState::Unassigned, SystemTime::now(), None)),
         }
     }
 
+    /// Changes state and emits the event. `RESTARTING` and `FAILED` without a new error keep
+    /// the last one, so the status still says why.
     pub(crate) fn set(&self, state: ConnectorState, error: Option<FaultInfo>) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        *s = (state, SystemTime::now(), error);
+        if let (ConnectorState::Failed, Some(e)) = (state, &error) {
+            *self.failures.lock().unwrap_or_else(|p| p.into_inner()).entry(e.class.clone()).or_default() += 1;
+        }
+        {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let keeps_error = matches!(state, ConnectorState::Restarting | ConnectorState::Failed);
+            let error = error.clone().or_else(|| if keeps_error { s.2.clone() } else { None });
+            *s = (state, SystemTime::now(), error);
+        }
+        self.events.emit(&self.name, EventKind::StateChanged { state, error: error.map(|e| format!("{}: {}", e.class, e.message)) });
+    }
+
+    /// Counts and reports a plugin fault (in `create` or in a batch).
+    pub(crate) fn fault(&self, plugin: &str, class: &str, message: &str) {
+        *self.faults.lock().unwrap_or_else(|p| p.into_inner()).entry(class.to_owned()).or_default() += 1;
+        self.events.emit(&self.name, EventKind::PluginFault { plugin: plugin.to_owned(), class: class.to_owned(), message: message.to_owned() });
+    }
+
+    /// Records the plugin versions the current run resolved (`name@version`).
+    pub(crate) fn set_plugins(&self, plugins: Vec<String>) {
+        *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) = Some(plugins);
+    }
+
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
     }
 
     pub(crate) fn state(&self) -> ConnectorState {
@@ -90,7 +146,9 @@ impl LiveStatus {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub(crate) fn snapshot(&self, name: &str, plugins: Vec<String>, topics: Vec<String>, output_topic: String) -> ConnectorStatus {
+    /// `configured` are the plugin references as written, shown until a run resolves them.
+    pub(crate) fn snapshot(&self, name: &str, configured: Vec<String>, topics: Vec<String>, output_topic: String) -> ConnectorStatus {
+        let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or(configured);
         let (state, since, error) = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
         ConnectorStatus {
             name: name.to_owned(),
@@ -99,7 +157,11 @@ impl LiveStatus {
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
             records_failed: self.records_failed.load(Ordering::Relaxed),
+            records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
             instance_restarts: self.instance_restarts.load(Ordering::Relaxed),
+            restarts: self.restarts.load(Ordering::Relaxed),
+            faults: self.faults.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            failures: self.failures.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             plugins,
             topics,
             output_topic,

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{Consumer, Offsets, OutgoingRecord, Producer};
-use turnpike_runtime::{input_len, input_source, BatchBuilder, ErrorKind, OutputView, RecordRef};
+use turnpike_runtime::{input_record, input_source, BatchBuilder, ErrorKind, InputBatch, OutputView, RecordRef};
 
 use crate::chain::{Chain, ChainOutput, FailedRecord};
 use crate::committer::{self, PendingBatch, IN_FLIGHT_BATCHES};
@@ -70,8 +70,8 @@ impl ConnectorTask {
     }
 
     async fn consume(&mut self, tx: &mpsc::Sender<PendingBatch>, delivery_failed: &CancellationToken) -> Exit {
-        let max_records = self.config.batch.max_records as usize;
-        let max_wait = Duration::from_millis(self.config.batch.max_wait_ms);
+        let max_records = self.config.batch.max_records.get() as usize;
+        let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
         loop {
             let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
             let mut offsets = Offsets::default();
@@ -90,21 +90,26 @@ impl ConnectorTask {
             };
             LiveStatus::add(&self.status.records_in, read as u64);
             let batch = builder.finish();
-            let source: Vec<(String, i32, i64)> = (0..input_len(&batch))
-                .map(|i| input_source(&batch, i))
-                .map(|s| (batch.topics[s.topic as usize].clone(), s.partition, s.offset))
-                .collect();
-            let output = match self.chain.run(batch).await {
+            let output = match self.chain.run(&batch).await {
                 Ok(output) => output,
                 Err(e) => return Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }),
             };
-            if let Some(fault) = self.apply_error_policy(&output.failed, &source) {
+            if let Some(fault) = self.apply_error_policy(&output.failed, &batch) {
                 return Exit::Failed(fault);
             }
-            let deliveries = match produce(&self.producer, self.config.output_topic.as_str(), &output).await {
+            let mut deliveries = match produce(&self.producer, self.config.output_topic.as_str(), &output).await {
                 Ok(d) => d,
                 Err(fault) => return Exit::Failed(fault),
             };
+            if let Some(dlq) = &self.config.errors.dead_letter_topic {
+                match dead_letter(&self.producer, dlq.as_str(), self.config.name.as_str(), &batch, &output.failed).await {
+                    Ok(d) => {
+                        LiveStatus::add(&self.status.records_dead_lettered, d.len() as u64);
+                        deliveries.extend(d);
+                    }
+                    Err(fault) => return Exit::Failed(fault),
+                }
+            }
             if tx.send(PendingBatch { deliveries, offsets }).await.is_err() {
                 // The committer stopped: a delivery failed and it already said why.
                 return Exit::Shutdown;
@@ -113,24 +118,62 @@ impl ConnectorTask {
     }
 
     /// Logs every failed record; decides whether the connector must stop.
-    fn apply_error_policy(&self, failed: &[FailedRecord], source: &[(String, i32, i64)]) -> Option<FaultInfo> {
+    fn apply_error_policy(&self, failed: &[FailedRecord], batch: &InputBatch) -> Option<FaultInfo> {
         let connector = self.config.name.as_str();
+        let at = |f: &FailedRecord| {
+            let s = input_source(batch, f.origin as usize);
+            (batch.topics[s.topic as usize].as_str(), s.partition, s.offset)
+        };
         for f in failed {
-            let (topic, partition, offset) = &source[f.origin as usize];
-            tracing::warn!(connector, plugin = %f.plugin, topic = %topic, partition, offset, kind = ?f.kind, error = %f.message, "record failed");
+            let (topic, partition, offset) = at(f);
+            tracing::warn!(connector, plugin = %f.plugin, stage = f.stage, topic, partition, offset, class = %f.class, error = %f.message, "record failed");
         }
         let stopping = failed.iter().find(|f| f.kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None);
         let Some(stop) = stopping else {
             LiveStatus::add(&self.status.records_failed, failed.len() as u64);
             return None;
         };
-        let (topic, partition, offset) = &source[stop.origin as usize];
+        let (topic, partition, offset) = at(stop);
         let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
         Some(FaultInfo {
-            class: "record_error".into(),
-            message: format!("plugin {} rejected the record at {topic}/{partition}@{offset}: {} ({why})", stop.plugin, stop.message),
+            class: stop.class.clone(),
+            message: format!("plugin {} failed the record at {topic}/{partition}@{offset}: {} ({why})", stop.plugin, stop.message),
         })
     }
+}
+
+/// Writes failed records, unchanged, to the dead-letter topic, with headers that say where
+/// each came from and why it failed.
+async fn dead_letter(
+    producer: &Producer,
+    topic: &str,
+    connector: &str,
+    batch: &InputBatch,
+    failed: &[FailedRecord],
+) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
+    let mut deliveries = Vec::with_capacity(failed.len());
+    for f in failed {
+        let (record, mut headers) = input_record(batch, f.origin as usize);
+        let (partition, offset, stage) = (record.partition.to_string(), record.offset.to_string(), format!("transforms[{}]", f.stage));
+        let context = [
+            ("turnpike.error.connector", connector),
+            ("turnpike.error.stage", stage.as_str()),
+            ("turnpike.error.plugin", f.plugin.as_str()),
+            ("turnpike.error.class", f.class.as_str()),
+            ("turnpike.error.message", f.message.as_str()),
+            ("turnpike.error.topic", record.topic),
+            ("turnpike.error.partition", partition.as_str()),
+            ("turnpike.error.offset", offset.as_str()),
+        ];
+        headers.extend(context.iter().map(|(k, v)| (*k, v.as_bytes())));
+        let out = OutgoingRecord { topic, key: record.key, value: record.value, timestamp: record.timestamp };
+        let delivery = producer
+            .send(out, headers)
+            .await
+            .map_err(|e| FaultInfo { class: "kafka".into(), message: format!("dead-letter topic: {e}") })?;
+        deliveries.push(delivery);
+    }
+    Ok(deliveries)
 }
 
 /// Hands every output to the producer. Takes no `&ConnectorTask`: the task holds wasmtime

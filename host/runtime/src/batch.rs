@@ -127,6 +127,31 @@ pub fn input_len(batch: &InputBatch) -> usize {
     batch.records.len() / INPUT_STRIDE
 }
 
+/// Input record `i` of a batch (as consumed), for dead-lettering it unchanged.
+pub fn input_record(batch: &InputBatch, i: usize) -> (RecordRef<'_>, Vec<(&str, &[u8])>) {
+    let r = &batch.records[i * INPUT_STRIDE..][..INPUT_STRIDE];
+    let bytes = |offset: u32, len: u32| (len != ABSENT).then(|| span(&batch.data, offset, len).map(|s| &batch.data[s]).unwrap_or_default());
+    let headers = batch.headers[r[4] as usize * HEADER_STRIDE..][..r[5] as usize * HEADER_STRIDE]
+        .chunks_exact(HEADER_STRIDE)
+        .map(|h| (std::str::from_utf8(bytes(h[0], h[1]).unwrap_or_default()).unwrap_or_default(), bytes(h[2], h[3]).unwrap_or_default()))
+        .collect();
+    let ts = batch.positions[i * POSITION_STRIDE + 1];
+    let record = RecordRef {
+        key: bytes(r[0], r[1]),
+        value: bytes(r[2], r[3]),
+        timestamp: (ts != NO_TIMESTAMP).then_some(ts),
+        topic: &batch.topics[r[6] as usize],
+        partition: r[7] as i32,
+        offset: batch.positions[i * POSITION_STRIDE],
+    };
+    (record, headers)
+}
+
+/// Number of records in an output batch (before validation: a ragged tail is not counted).
+pub(crate) fn output_len(batch: &OutputBatch) -> usize {
+    batch.records.len() / OUTPUT_STRIDE
+}
+
 /// Where input record `i` came from.
 pub fn input_source(batch: &InputBatch, i: usize) -> Source {
     let r = &batch.records[i * INPUT_STRIDE..][..INPUT_STRIDE];
@@ -299,6 +324,62 @@ pub fn next_stage_input(out: OutputBatch, keep: &[(usize, Source)], topics: Vec<
     InputBatch { data: out.data, topics, records, positions, headers: out.headers }
 }
 
+/// A batch holding only input record `i` of `batch` (to find which record makes a plugin
+/// fault). Copies that record's bytes.
+pub fn single(batch: &InputBatch, i: usize) -> InputBatch {
+    let (record, headers) = input_record(batch, i);
+    let mut b = BatchBuilder::default();
+    b.push(record, headers);
+    b.finish()
+}
+
+/// Concatenates validated output batches into one, renumbering what each part refers to.
+#[derive(Default)]
+pub struct OutputMerger {
+    out: Option<OutputBatch>,
+}
+
+impl OutputMerger {
+    /// Appends `part`, whose outputs and errors all refer to input `input` of the whole batch.
+    pub fn push(&mut self, part: OutputBatch, input: u32) {
+        let out = self.out.get_or_insert_with(|| OutputBatch {
+            data: Vec::new(),
+            topics: Vec::new(),
+            records: Vec::new(),
+            timestamps: Vec::new(),
+            headers: Vec::new(),
+            errors: Vec::new(),
+        });
+        let shift = len_u32(out.data.len());
+        let header_shift = len_u32(out.headers.len() / HEADER_STRIDE);
+        let topics: Vec<u32> = part.topics.iter().map(|t| topic_index(&mut out.topics, t)).collect();
+        let moved = |offset: u32, len: u32| if len == ABSENT { offset } else { offset + shift };
+        out.data.extend_from_slice(&part.data);
+        for h in part.headers.chunks_exact(HEADER_STRIDE) {
+            out.headers.extend_from_slice(&[h[0] + shift, h[1], h[2] + shift, h[3]]);
+        }
+        for r in part.records.chunks_exact(OUTPUT_STRIDE) {
+            let topic = if r[7] == ABSENT { ABSENT } else { topics[r[7] as usize] };
+            out.records.extend_from_slice(&[input, moved(r[1], r[2]), r[2], moved(r[3], r[4]), r[4], r[5] + header_shift, r[6], topic]);
+        }
+        out.timestamps.extend_from_slice(&part.timestamps);
+        out.errors.extend(part.errors.into_iter().map(|mut e| {
+            e.input = input;
+            e
+        }));
+    }
+
+    /// Adds an error for input `input`.
+    pub fn fail(&mut self, input: u32, error: crate::PluginError) {
+        self.push(OutputBatch { data: vec![], topics: vec![], records: vec![], timestamps: vec![], headers: vec![], errors: vec![crate::RecordError { input, error }] }, input);
+    }
+
+    /// The merged batch.
+    pub fn finish(self) -> OutputBatch {
+        self.out.unwrap_or(OutputBatch { data: vec![], topics: vec![], records: vec![], timestamps: vec![], headers: vec![], errors: vec![] })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +423,38 @@ mod tests {
         let mut bad_error = output(vec![]);
         bad_error.errors.push(RecordError { input: 1, error: PluginError { kind: ErrorKind::Fatal, message: String::new() } });
         assert!(validate_output(&bad_error, 1).is_err());
+    }
+
+    #[test]
+    fn single_and_merge_round_trip_a_record() {
+        let mut b = BatchBuilder::default();
+        b.push(record(b"one", 5), [("h", &b"1"[..])]);
+        b.push(RecordRef { key: Some(b"k"), ..record(b"two", 6) }, [("h", &b"2"[..])]);
+        let batch = b.finish();
+        let second = single(&batch, 1);
+        assert_eq!(input_len(&second), 1);
+        assert_eq!(input_source(&second, 0), Source { topic: 0, partition: 2, offset: 6 });
+        // An "identity" output for each single batch, merged back in input order.
+        let mut merger = OutputMerger::default();
+        for i in 0..2 {
+            let one = single(&batch, i);
+            let r = &one.records[..INPUT_STRIDE];
+            let out = OutputBatch {
+                data: one.data.clone(),
+                topics: vec!["routed".into()],
+                records: vec![0, r[0], r[1], r[2], r[3], r[4], r[5], if i == 1 { 0 } else { ABSENT }],
+                timestamps: vec![one.positions[1]],
+                headers: one.headers.clone(),
+                errors: vec![],
+            };
+            merger.push(out, i as u32);
+        }
+        let merged = merger.finish();
+        validate_output(&merged, 2).unwrap();
+        let view = OutputView::new(&merged);
+        let values: Vec<_> = view.iter().map(|p| (p.input, p.key, p.value, p.topic)).collect();
+        assert_eq!(values, [(0, None, Some(&b"one"[..]), None), (1, Some(&b"k"[..]), Some(&b"two"[..]), Some("routed"))]);
+        assert_eq!(view.headers(&view.get(1)).collect::<Vec<_>>(), [("h", &b"2"[..])]);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, OptLevel};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::bindings::TransformPlugin;
 use crate::error::LoadError;
@@ -13,6 +13,23 @@ use crate::state::HostState;
 /// How often the epoch advances. A plugin's CPU deadline is checked at this granularity, and a
 /// long-running call yields to the async runtime this often.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Host-wide sandbox capacity, set by the operator. Every connector's limits must fit inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineLimits {
+    /// Plugin instances that may be live at once (one per transform stage of each running
+    /// connector). Default 1,000. The pooling allocator reserves address space for this many
+    /// up front; instantiating beyond it fails with a clear error instead of exhausting memory.
+    pub max_instances: u32,
+    /// The largest linear memory any plugin may have, in bytes. Default 1 GiB.
+    pub max_memory_bytes: usize,
+}
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        Self { max_instances: 1_000, max_memory_bytes: 1 << 30 }
+    }
+}
 
 /// Compiles and instantiates plugins. Create one per process and share it: wasmtime warns that
 /// stores must not mix engines, and one engine shares compiled code and the epoch ticker.
@@ -27,10 +44,37 @@ struct Inner {
 }
 
 impl Runtime {
-    /// Builds the engine with a hardened configuration and starts the epoch ticker thread.
+    /// Builds the engine with default [`EngineLimits`].
     pub fn new() -> Result<Self, LoadError> {
+        Self::with_limits(&EngineLimits::default())
+    }
+
+    /// Builds the engine with a hardened configuration (following wasmtime's guidance for
+    /// untrusted code) and starts the epoch ticker thread.
+    pub fn with_limits(limits: &EngineLimits) -> Result<Self, LoadError> {
+        let n = limits.max_instances.max(1);
+        // Pooling: instances come from slots reserved at start, so instantiation is cheap and
+        // the host's total is bounded. Core instances and memories are budgeted generously per
+        // component: language runtimes (Python, JS) bring many core instances each.
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(20))
+            .total_memories(n.saturating_mul(4))
+            .total_tables(n.saturating_mul(8))
+            .total_stacks(n)
+            .max_memory_size(limits.max_memory_bytes)
+            .max_component_instance_size(10 << 20)
+            .max_core_instance_size(10 << 20)
+            .max_core_instances_per_component(200)
+            .max_memories_per_component(16)
+            .max_tables_per_component(64)
+            .table_elements(100_000);
         let mut config = Config::new();
         config
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            // Pooled fiber stacks are reused across plugins: zero them so that no plugin can
+            // read what another left on its stack.
+            .async_stack_zeroing(true)
             .epoch_interruption(true)
             .cranelift_opt_level(OptLevel::Speed)
             // Wasm features the Turnpike worlds do not need stay off: less attack surface.

@@ -29,6 +29,17 @@ impl LoadError {
     pub(crate) fn engine(e: impl fmt::Display) -> Self {
         Self::Engine(format!("{e:#}"))
     }
+
+    /// A short stable name for status pages and metrics labels.
+    pub fn class(&self) -> &'static str {
+        match self {
+            LoadError::Precompiled => "precompiled",
+            LoadError::CoreModule => "core_module",
+            LoadError::Invalid(_) => "invalid_component",
+            LoadError::WrongWorld(_) => "wrong_world",
+            LoadError::Engine(_) => "engine",
+        }
+    }
 }
 
 /// A plugin instance could not be created.
@@ -85,6 +96,15 @@ pub enum Fault {
         /// The cap that applied.
         limit_mib: u32,
     },
+    /// The plugin tried to return more output than one batch may carry.
+    #[error("the plugin tried to return more than its output limit of {limit}")]
+    OutputLimit {
+        /// The limit that applied, with its unit.
+        limit: String,
+    },
+    /// The host has no room for another instance (the operator's `max_instances`).
+    #[error("the host cannot create another plugin instance: {0}")]
+    HostCapacity(String),
     /// The plugin returned data that breaks the contract (a span out of range, an unknown
     /// input index). A plugin bug.
     #[error("the plugin returned invalid output: {0}")]
@@ -98,6 +118,8 @@ impl Fault {
             Fault::Trap { .. } => "trap",
             Fault::Timeout { .. } => "timeout",
             Fault::MemoryLimit { .. } => "memory_limit",
+            Fault::OutputLimit { .. } => "output_limit",
+            Fault::HostCapacity(_) => "host_capacity",
             Fault::InvalidOutput(_) => "invalid_output",
         }
     }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceAny;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::batch::{input_len, validate_output};
+use crate::batch::{input_len, output_len, validate_output};
 use crate::bindings::TransformPlugin;
 use crate::error::{CallError, CreateError, Fault};
 use crate::state::HostState;
@@ -29,6 +29,11 @@ pub struct InstanceLimits {
     pub batch_timeout: Duration,
     /// Deadline for instantiation plus `create`. Default 10 s.
     pub create_timeout: Duration,
+    /// Bytes one batch's output may carry from the plugin to the host (data and columns).
+    /// Default 64 MiB. Enforced while copying, so a plugin cannot make the host allocate more.
+    pub max_output_bytes: usize,
+    /// Output records one batch may produce. Default 100,000.
+    pub max_output_records: usize,
 }
 
 impl Default for InstanceLimits {
@@ -37,6 +42,8 @@ impl Default for InstanceLimits {
             memory_bytes: 64 << 20,
             batch_timeout: Duration::from_secs(5),
             create_timeout: Duration::from_secs(10),
+            max_output_bytes: 64 << 20,
+            max_output_records: 100_000,
         }
     }
 }
@@ -67,6 +74,10 @@ impl TransformInstance {
     ) -> Result<Self, CreateError> {
         let mut store = Store::new(plugin.runtime().engine(), HostState::new(labels, limits.memory_bytes));
         store.limiter(|s| &mut s.limiter);
+        // Caps what one call may copy out of the guest: a plugin returning a huge batch fails
+        // while it is being copied, before the host has allocated it all.
+        store.set_hostcall_fuel(limits.max_output_bytes);
+        store.set_max_component_handles(10_000);
         // Each epoch tick: yield to tokio so a long call never hogs a worker thread, and
         // interrupt the call once its deadline has passed.
         store.epoch_deadline_callback(|ctx| {
@@ -79,8 +90,8 @@ impl TransformInstance {
         store.set_epoch_deadline(1);
         store.data_mut().deadline = Instant::now() + limits.create_timeout;
 
-        let memory_mib = mib(limits.memory_bytes);
         let limit_ms = millis(limits.create_timeout);
+        store.data_mut().creating = true;
         let created = tokio::time::timeout(limits.create_timeout + TIMEOUT_SLACK, async {
             let bindings = plugin.pre().instantiate_async(&mut store).await?;
             let result = bindings
@@ -93,9 +104,10 @@ impl TransformInstance {
         .await;
         let (bindings, result) = match created {
             Err(_elapsed) => return Err(Fault::Timeout { limit_ms }.into()),
-            Ok(Err(e)) => return Err(classify(&store, e, limit_ms, memory_mib).into()),
+            Ok(Err(e)) => return Err(classify(&store, e, &limits).into()),
             Ok(Ok(pair)) => pair,
         };
+        store.data_mut().creating = false;
         match result {
             Ok(transformer) => Ok(Self { store, bindings, transformer, limits, poisoned: false }),
             Err(e) => Err(CreateError::Config { key: e.key, message: e.message }),
@@ -108,14 +120,13 @@ impl TransformInstance {
             return Err(Fault::Trap { message: "instance already faulted; create a new one".into() }.into());
         }
         let limit_ms = millis(self.limits.batch_timeout);
-        let memory_mib = mib(self.limits.memory_bytes);
         self.store.data_mut().deadline = Instant::now() + self.limits.batch_timeout;
         let guest = self.bindings.turnpike_plugin_transform().transformer();
         let call = guest.call_transform(&mut self.store, self.transformer, batch);
         let outcome = tokio::time::timeout(self.limits.batch_timeout + TIMEOUT_SLACK, call).await;
         let result = match outcome {
             Err(_elapsed) => Err(Fault::Timeout { limit_ms }),
-            Ok(Err(e)) => Err(classify(&self.store, e, limit_ms, memory_mib)),
+            Ok(Err(e)) => Err(classify(&self.store, e, &self.limits)),
             Ok(Ok(r)) => Ok(r),
         };
         match result {
@@ -124,6 +135,10 @@ impl TransformInstance {
                 Err(fault.into())
             }
             Ok(Err(e)) => Err(CallError::Plugin { kind: e.kind, message: e.message }),
+            Ok(Ok(output)) if output_len(&output) > self.limits.max_output_records => {
+                self.poisoned = true;
+                Err(Fault::OutputLimit { limit: format!("{} records per batch", self.limits.max_output_records) }.into())
+            }
             Ok(Ok(output)) => match validate_output(&output, input_len(batch)) {
                 Ok(()) => Ok(output),
                 Err(why) => {
@@ -141,14 +156,26 @@ impl TransformInstance {
     }
 }
 
+/// wasmtime's message when a call copies more than its hostcall fuel out of the guest. The
+/// error type is private to wasmtime, so its (stable) message is what identifies it.
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
+
 /// Turns a wasmtime error from a guest call into the fault a user can act on.
-fn classify(store: &Store<HostState>, error: wasmtime::Error, limit_ms: u64, memory_mib: u32) -> Fault {
+fn classify(store: &Store<HostState>, error: wasmtime::Error, limits: &InstanceLimits) -> Fault {
     if store.data().limiter.refused {
-        return Fault::MemoryLimit { limit_mib: memory_mib };
+        return Fault::MemoryLimit { limit_mib: mib(limits.memory_bytes) };
     }
     let trap = error.downcast_ref::<Trap>().copied();
     if trap == Some(Trap::Interrupt) {
-        return Fault::Timeout { limit_ms };
+        let deadline = if store.data().creating { limits.create_timeout } else { limits.batch_timeout };
+        return Fault::Timeout { limit_ms: millis(deadline) };
+    }
+    let text = format!("{error:#}");
+    if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
+        return Fault::OutputLimit { limit: format!("{} MiB per batch", limits.max_output_bytes >> 20) };
+    }
+    if text.contains("maximum concurrent") || text.contains("pooling allocator") {
+        return Fault::HostCapacity(text);
     }
     let mut message = match trap {
         Some(t) => t.to_string(),

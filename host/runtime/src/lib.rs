@@ -15,9 +15,11 @@ mod log;
 mod plugin;
 mod state;
 
-pub use batch::{input_len, input_source, next_stage_input, BatchBuilder, OutputView, Produced, RecordRef, Source};
+pub use batch::{
+    input_len, input_record, input_source, next_stage_input, single, BatchBuilder, OutputMerger, OutputView, Produced, RecordRef, Source,
+};
 pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError};
-pub use engine::Runtime;
+pub use engine::{EngineLimits, Runtime};
 pub use error::{CallError, CreateError, Fault, LoadError};
 pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};
 pub use plugin::{Plugin, PluginKind};

@@ -27,6 +27,8 @@ pub(crate) struct HostState {
     pub(crate) labels: InstanceLabels,
     /// When the current call must stop; checked on every epoch tick.
     pub(crate) deadline: Instant,
+    /// Whether the current call is instantiation + `create` (for reporting which limit hit).
+    pub(crate) creating: bool,
     pub(crate) stderr: StderrTail,
     /// Log lines left in the current rate window (see `log.rs`).
     pub(crate) log_budget: u32,
@@ -47,6 +49,7 @@ impl HostState {
             limiter: MemoryLimiter::new(memory_bytes),
             labels,
             deadline: Instant::now(),
+            creating: false,
             stderr,
             log_budget: 0,
             log_window_start: Instant::now(),

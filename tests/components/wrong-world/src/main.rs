@@ -1,0 +1,5 @@
+//! A WASI command component (it exports `wasi:cli/run`): valid WebAssembly, wrong world.
+
+fn main() {
+    println!("I am not a Turnpike plugin");
+}
