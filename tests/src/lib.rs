@@ -257,8 +257,7 @@ pub fn event_stream(address: &str) -> Result<std::io::BufReader<TcpStream>> {
 
 /// The fault fixtures (`tests/components`), built from source: `(faulty.wasm, wrong_world.wasm)`.
 pub fn fixtures() -> Result<(PathBuf, PathBuf)> {
-    let root = turnpike_builtins::repo_root();
-    let out = turnpike_builtins::build_workspace(&root.join("tests/components"), &root.join("target/test-components"))?;
+    let out = turnpike_builtins::build_test_fixtures()?;
     Ok((out.join("faulty.wasm"), out.join("wrong_world.wasm")))
 }
 

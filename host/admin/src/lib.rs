@@ -3,21 +3,30 @@
 //! JSON everywhere; errors are `{"error": ..., "detail": ...}` with a status that says whose
 //! fault it is.
 
+mod error;
 mod events;
 mod metrics;
+mod plugins;
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 use turnpike_pipeline::{ConnectorStatus, Host, HostError};
 
-/// The API's routes, over a running host.
+use crate::error::ApiError;
+pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
+
+/// The API's routes, over a running host, with the default upload cap.
 pub fn router(host: Arc<Host>) -> Router {
+    router_with_upload_cap(host, DEFAULT_MAX_UPLOAD_BYTES)
+}
+
+/// The API's routes; request bodies above `max_upload_bytes` get `413`.
+pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
@@ -25,24 +34,13 @@ pub fn router(host: Arc<Host>) -> Router {
         .route("/v1/connectors", get(list_connectors))
         .route("/v1/connectors/{name}", get(get_connector))
         .route("/v1/connectors/{name}/restart", post(restart_connector))
-        .route("/v1/plugins", get(list_plugins))
+        .route("/v1/plugins", get(plugins::list).post(plugins::upload))
+        .route("/v1/plugins/{name}", get(plugins::show))
+        .route("/v1/plugins/{name}/{version}", delete(plugins::delete))
+        .route("/v1/plugins/{name}/{version}/test", post(plugins::dry_run))
         .fallback(not_found)
+        .layer(DefaultBodyLimit::max(max_upload_bytes))
         .with_state(host)
-}
-
-/// An error response: a short `error` code and a `detail` that says what to do.
-#[derive(Debug, Serialize)]
-struct ApiError {
-    #[serde(skip)]
-    status: StatusCode,
-    error: &'static str,
-    detail: String,
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.status, Json(self)).into_response()
-    }
 }
 
 async fn healthz() -> Json<serde_json::Value> {
@@ -63,11 +61,7 @@ async fn get_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) 
 }
 
 fn connector_not_found(name: &str) -> ApiError {
-    ApiError {
-        status: StatusCode::NOT_FOUND,
-        error: "connector_not_found",
-        detail: format!("no connector named {name:?}; GET /v1/connectors lists them"),
-    }
+    ApiError::new(StatusCode::NOT_FOUND, "connector_not_found", format!("no connector named {name:?}; GET /v1/connectors lists them"))
 }
 
 /// Restarts a connector now with a fresh failure budget (also after the supervisor gave up).
@@ -75,46 +69,12 @@ async fn restart_connector(State(host): State<Arc<Host>>, Path(name): Path<Strin
     match host.restart(&name).await {
         Ok(()) => Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "restarting": name })))),
         Err(HostError::NotFound(_)) => Err(connector_not_found(&name)),
-        Err(e) => Err(ApiError { status: StatusCode::CONFLICT, error: "restart_failed", detail: e.to_string() }),
+        Err(e) => Err(e.into()),
     }
-}
-
-#[derive(Serialize)]
-struct PluginSummary {
-    name: String,
-    version: String,
-    kind: &'static str,
-    digest: String,
-    size: usize,
-}
-
-#[derive(Serialize)]
-struct PluginList {
-    plugins: Vec<PluginSummary>,
-}
-
-async fn list_plugins(State(host): State<Arc<Host>>) -> Json<PluginList> {
-    let plugins = host
-        .registry()
-        .list()
-        .into_iter()
-        .map(|p| PluginSummary {
-            name: p.name.to_string(),
-            version: p.version.clone(),
-            kind: p.plugin.kind().as_str(),
-            digest: format!("sha256:{}", p.plugin.digest()),
-            size: p.plugin.size(),
-        })
-        .collect();
-    Json(PluginList { plugins })
 }
 
 async fn not_found() -> ApiError {
-    ApiError {
-        status: StatusCode::NOT_FOUND,
-        error: "not_found",
-        detail: "no such endpoint; see /v1/connectors, /v1/plugins, /v1/events, /metrics and /healthz".into(),
-    }
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint; see /v1/connectors, /v1/plugins, /v1/events, /metrics and /healthz")
 }
 
 #[cfg(test)]

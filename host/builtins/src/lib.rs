@@ -88,6 +88,13 @@ pub fn build_workspace(workspace: &Path, target_dir: &Path) -> Result<PathBuf, B
     Ok(target_dir.join(WASM_TARGET).join("release"))
 }
 
+/// Builds the misbehaving plugins the fault tests use (`tests/components`); returns the folder
+/// holding `faulty.wasm` and `wrong_world.wasm`.
+pub fn build_test_fixtures() -> Result<PathBuf, BuildError> {
+    let root = repo_root();
+    build_workspace(&root.join("tests/components"), &root.join("target/test-components"))
+}
+
 /// Installs the wasm target when rustup does not list it as installed.
 pub fn ensure_wasm_target() -> Result<(), BuildError> {
     let listed = Command::new("rustup").args(["target", "list", "--installed"]).output();

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{ConnectorConfig, PluginName, Problem, RestartPolicy, SandboxConfig};
+use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, RestartPolicy, SandboxConfig};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{InstanceLimits, LoadError, Runtime};
 
 use crate::chain::{Chain, Stage};
+use crate::dry_run::{DryRunResult, SampleRecord};
 use crate::events::{EventKind, Events};
 use crate::registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 use crate::status::{ConnectorState, ConnectorStatus, FaultInfo, LiveStatus};
@@ -43,6 +44,20 @@ pub enum HostError {
     /// Kafka clients could not be created.
     #[error(transparent)]
     Kafka(#[from] KafkaError),
+    /// A plugin version is already registered with other bytes.
+    #[error("{0} already exists with different content; upload under a new version")]
+    VersionExists(String),
+    /// A plugin version is still used.
+    #[error("{plugin} is used by connectors {connectors:?}; point them at another version first")]
+    InUse {
+        /// `name@version`.
+        plugin: String,
+        /// The connectors using it.
+        connectors: Vec<String>,
+    },
+    /// A dry run could not run.
+    #[error(transparent)]
+    DryRun(#[from] crate::dry_run::DryRunError),
 }
 
 /// What every connector's supervisor needs from the host.
@@ -65,6 +80,8 @@ pub struct Host {
     sandbox: SandboxConfig,
     shared: Arc<Shared>,
     connectors: Mutex<BTreeMap<String, Running>>,
+    /// Serialises restarts: two at once could each start a supervisor for one connector.
+    restarting: tokio::sync::Mutex<()>,
 }
 
 impl Host {
@@ -72,7 +89,7 @@ impl Host {
     /// every connector's clients; `sandbox` bounds what connectors may ask for.
     pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
         let shared = Arc::new(Shared { registry: PluginRegistry::default(), kafka, events: Arc::new(Events::default()) });
-        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()) }
+        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), restarting: tokio::sync::Mutex::new(()) }
     }
 
     /// The plugin registry.
@@ -137,6 +154,7 @@ impl Host {
     /// Restarts a connector now, with a fresh failure budget: its current run is stopped
     /// gracefully (in-flight work committed) and a new one started.
     pub async fn restart(&self, name: &str) -> Result<(), HostError> {
+        let _one_at_a_time = self.restarting.lock().await;
         let (cancel, supervisor) = {
             let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
             let r = connectors.get_mut(name).ok_or_else(|| HostError::NotFound(name.to_owned()))?;
@@ -152,6 +170,53 @@ impl Host {
         let fresh = self.supervise(r.config.clone(), r.status.clone());
         *r = fresh;
         Ok(())
+    }
+
+    /// Runs a transform plugin on sample records, in a fresh instance, with no broker.
+    pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, HostError> {
+        let info = self.registry().resolve(plugin)?;
+        Ok(crate::dry_run::dry_run(&info, config, samples).await?)
+    }
+
+    /// Uploads a component as `name@version`. The same bytes again are accepted without
+    /// change (`Ok(false)`); other bytes under an existing version are refused.
+    pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<(PluginInfo, bool), HostError> {
+        let reference = PluginRef { name: name.clone(), version: Some(version.clone()) };
+        if let Ok(existing) = self.registry().resolve(&reference) {
+            return if existing.plugin.digest() == turnpike_runtime::digest(&bytes) {
+                Ok((existing, false))
+            } else {
+                Err(HostError::VersionExists(existing.label()))
+            };
+        }
+        Ok((self.load_plugin(name, version, bytes).await?, true))
+    }
+
+    /// Connectors whose current run uses `name@version`, or whose config names that version.
+    pub fn plugin_users(&self, name: &PluginName, version: &str) -> Vec<String> {
+        let label = format!("{name}@{version}");
+        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        connectors
+            .values()
+            .filter(|r| {
+                snapshot(r).plugins.contains(&label)
+                    || r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.as_deref() == Some(version))
+            })
+            .map(|r| r.config.name.to_string())
+            .collect()
+    }
+
+    /// Deletes a plugin version that no connector uses.
+    pub fn delete_plugin(&self, name: &PluginName, version: &str) -> Result<(), HostError> {
+        let users = self.plugin_users(name, version);
+        if !users.is_empty() {
+            return Err(HostError::InUse { plugin: format!("{name}@{version}"), connectors: users });
+        }
+        if self.registry().remove(name, version) {
+            Ok(())
+        } else {
+            Err(HostError::Plugin(RegistryError::UnknownVersion { name: name.to_string(), version: version.to_owned(), known: String::new() }))
+        }
     }
 
     /// Status of every connector, by name.

@@ -6,17 +6,19 @@
 
 mod chain;
 mod committer;
+mod dry_run;
 mod events;
 mod host;
 mod registry;
 mod status;
 mod task;
 
+pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
 pub use host::{Host, HostError};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
-pub use turnpike_runtime::{EngineLimits, Runtime};
+pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: the operator limits a [`Host`] is built with.
 pub use turnpike_config::SandboxConfig;

@@ -141,6 +141,24 @@ impl PluginRegistry {
         }
     }
 
+    /// Removes a version; whether it existed.
+    pub fn remove(&self, name: &PluginName, version: &str) -> bool {
+        let mut removed = false;
+        self.plugins.rcu(|current| {
+            let mut next = Versions::clone(current);
+            if let Some(versions) = next.get_mut(name) {
+                let before = versions.len();
+                versions.retain(|v| self::version(v) != version);
+                removed = versions.len() < before;
+                if versions.is_empty() {
+                    next.remove(name);
+                }
+            }
+            Arc::new(next)
+        });
+        removed
+    }
+
     /// Every version that loaded.
     pub fn list(&self) -> Vec<PluginInfo> {
         self.plugins.load().values().flatten().filter_map(|e| e.as_ref().ok()).cloned().collect()

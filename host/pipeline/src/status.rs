@@ -49,7 +49,8 @@ pub struct ConnectorStatus {
     pub records_in: u64,
     /// Records produced and acknowledged.
     pub records_out: u64,
-    /// Records that failed and were skipped (`errors.tolerance: all`).
+    /// Records that failed and were let go (`errors.tolerance: all`): skipped, or written to
+    /// the dead-letter topic (counted in `records_dead_lettered` too).
     pub records_failed: u64,
     /// Failed records written to the dead-letter topic.
     pub records_dead_lettered: u64,

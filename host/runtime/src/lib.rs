@@ -22,4 +22,4 @@ pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, Plugi
 pub use engine::{EngineLimits, Runtime};
 pub use error::{CallError, CreateError, Fault, LoadError};
 pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};
-pub use plugin::{Plugin, PluginKind};
+pub use plugin::{digest, Plugin, PluginKind};

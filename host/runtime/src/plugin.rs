@@ -65,13 +65,18 @@ impl Runtime {
         Ok(Plugin {
             inner: Arc::new(Inner {
                 runtime: self.clone(),
-                digest: hex::encode(Sha256::digest(bytes)),
+                digest: digest(bytes),
                 size: bytes.len(),
                 kind: PluginKind::Transform,
                 pre,
             }),
         })
     }
+}
+
+/// The identity of a component's bytes: `sha256`, hex-encoded.
+pub fn digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
 }
 
 impl Plugin {

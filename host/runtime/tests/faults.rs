@@ -11,9 +11,7 @@ use turnpike_runtime::{
 fn fixtures() -> &'static (Runtime, Plugin, Vec<u8>) {
     static LOADED: OnceLock<(Runtime, Plugin, Vec<u8>)> = OnceLock::new();
     LOADED.get_or_init(|| {
-        let root = turnpike_builtins::repo_root();
-        let out = turnpike_builtins::build_workspace(&root.join("tests/components"), &root.join("target/test-components"))
-            .expect("fixtures build");
+        let out = turnpike_builtins::build_test_fixtures().expect("fixtures build");
         let runtime = Runtime::new().expect("engine");
         let faulty = runtime.load(&std::fs::read(out.join("faulty.wasm")).expect("read")).expect("load faulty");
         let wrong_world = std::fs::read(out.join("wrong_world.wasm")).expect("read");
@@ -104,8 +102,7 @@ fn components_of_the_wrong_world_are_refused_with_the_reason() {
 
 #[tokio::test]
 async fn past_the_host_instance_cap_creation_fails_cleanly() {
-    let root = turnpike_builtins::repo_root();
-    let out = turnpike_builtins::build_workspace(&root.join("tests/components"), &root.join("target/test-components")).unwrap();
+    let out = turnpike_builtins::build_test_fixtures().unwrap();
     let runtime = Runtime::with_limits(&turnpike_runtime::EngineLimits { max_instances: 1, max_memory_bytes: 64 << 20 }).unwrap();
     let plugin = runtime.load(&std::fs::read(out.join("faulty.wasm")).unwrap()).unwrap();
     let config = r#"{"fault":"trap","marker":"never"}"#;

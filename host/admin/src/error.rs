@@ -1,0 +1,68 @@
+//! Errors as HTTP responses: `{"error": code, "detail": what to fix}`, with a status that says
+//! whose fault it is. Internal details are logged, never sent.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use turnpike_pipeline::{DryRunError, HostError, RegistryError};
+
+/// An error response.
+#[derive(Debug, Serialize)]
+pub struct ApiError {
+    #[serde(skip)]
+    pub status: StatusCode,
+    /// A short stable code.
+    pub error: &'static str,
+    /// What went wrong and what to do.
+    pub detail: String,
+    /// The configuration key concerned, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Every problem, when several were found at once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<turnpike_config::Problem>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, error: &'static str, detail: impl Into<String>) -> Self {
+        Self { status, error, detail: detail.into(), key: None, problems: Vec::new() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self)).into_response()
+    }
+}
+
+impl From<HostError> for ApiError {
+    fn from(e: HostError) -> Self {
+        let detail = e.to_string();
+        match e {
+            HostError::Invalid(problems) => Self { problems, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) },
+            HostError::Duplicate(_) => Self::new(StatusCode::CONFLICT, "connector_exists", detail),
+            HostError::NotFound(_) => Self::new(StatusCode::NOT_FOUND, "connector_not_found", detail),
+            HostError::Plugin(RegistryError::Broken { class, .. }) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, class, detail),
+            HostError::Plugin(_) => Self::new(StatusCode::NOT_FOUND, "plugin_not_found", detail),
+            HostError::Load { source, .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, source.class(), detail),
+            HostError::VersionExists(_) => Self::new(StatusCode::CONFLICT, "version_exists", detail),
+            HostError::InUse { .. } => Self::new(StatusCode::CONFLICT, "plugin_in_use", detail),
+            HostError::DryRun(DryRunError::TooMany(_)) => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_many_samples", detail),
+            HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Config { key, .. })) => {
+                Self { key, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_config", detail) }
+            }
+            HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Fault(f))) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class(), detail)
+            }
+            HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Fault(f))) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class(), detail),
+            HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
+            }
+            HostError::Kafka(_) => {
+                tracing::error!(error = %detail, "kafka error behind an API call");
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "kafka_unavailable", "the Kafka cluster could not be reached; see the host log")
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! `/v1/plugins`: upload, list, show, delete, and dry-run plugins.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use turnpike_config::{PluginName, PluginRef};
+use turnpike_pipeline::{DryRunResult, Host, PluginInfo, SampleRecord};
+
+use crate::error::ApiError;
+
+/// Default cap on an uploaded component; larger bodies get `413`.
+pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 50 << 20;
+
+/// A plugin version, as the API shows it.
+#[derive(Serialize)]
+pub struct PluginVersion {
+    name: String,
+    version: String,
+    /// Inferred from the world the component implements.
+    kind: &'static str,
+    /// `sha256:<hex>` of the component.
+    digest: String,
+    size: usize,
+    /// Connectors using this version.
+    used_by: Vec<String>,
+}
+
+fn describe(host: &Host, p: &PluginInfo) -> PluginVersion {
+    PluginVersion {
+        name: p.name.to_string(),
+        version: p.version.clone(),
+        kind: p.plugin.kind().as_str(),
+        digest: format!("sha256:{}", p.plugin.digest()),
+        size: p.plugin.size(),
+        used_by: host.plugin_users(&p.name, &p.version),
+    }
+}
+
+#[derive(Serialize)]
+pub struct PluginList {
+    plugins: Vec<PluginVersion>,
+}
+
+/// `GET /v1/plugins`: every plugin version.
+pub async fn list(State(host): State<Arc<Host>>) -> Json<PluginList> {
+    let plugins = host.registry().list().iter().map(|p| describe(&host, p)).collect();
+    Json(PluginList { plugins })
+}
+
+fn plugin_name(name: &str) -> Result<PluginName, ApiError> {
+    PluginName::parse(name).map_err(|e| ApiError { key: Some("name".into()), ..ApiError::new(StatusCode::BAD_REQUEST, "invalid_name", e.to_string()) })
+}
+
+/// `GET /v1/plugins/{name}`: the versions of one plugin.
+pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<PluginList>, ApiError> {
+    let name = plugin_name(&name)?;
+    let plugins: Vec<_> = host.registry().list().iter().filter(|p| p.name == name).map(|p| describe(&host, p)).collect();
+    if plugins.is_empty() {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "plugin_not_found", format!("no plugin named {name:?}; GET /v1/plugins lists them")));
+    }
+    Ok(Json(PluginList { plugins }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadParams {
+    name: String,
+    version: String,
+}
+
+/// `POST /v1/plugins?name=N&version=V` with the component as the body
+/// (`Content-Type: application/wasm` or `application/octet-stream`).
+pub async fn upload(
+    State(host): State<Arc<Host>>,
+    Query(params): Query<UploadParams>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<PluginVersion>), ApiError> {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !matches!(content_type, "application/wasm" | "application/octet-stream") {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("send the component as the body with Content-Type application/wasm (got {content_type:?})"),
+        ));
+    }
+    let name = plugin_name(&params.name)?;
+    let reference = PluginRef::try_from(format!("{}@{}", params.name, params.version))
+        .map_err(|e| ApiError { key: Some("version".into()), ..ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", e.to_string()) })?;
+    if reference.version.is_none() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", "`latest` is a reference, not a version: name the version"));
+    }
+    let (info, created) = host.upload_plugin(name, params.version, body.to_vec()).await?;
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(describe(&host, &info))))
+}
+
+/// `DELETE /v1/plugins/{name}/{version}`: `409` while a connector uses it.
+pub async fn delete(State(host): State<Arc<Host>>, Path((name, version)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
+    host.delete_plugin(&plugin_name(&name)?, &version)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A dry-run request.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DryRunRequest {
+    /// The plugin's configuration, as in a connector.
+    #[serde(default = "empty_object")]
+    config: serde_json::Value,
+    /// Sample records.
+    records: Vec<SampleRecord>,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
+/// `POST /v1/plugins/{name}/{version}/test`: runs a transform on sample records (version may
+/// be `latest`) and returns its outputs and per-record errors. Touches no topic.
+pub async fn dry_run(
+    State(host): State<Arc<Host>>,
+    Path((name, version)): Path<(String, String)>,
+    Json(request): Json<DryRunRequest>,
+) -> Result<Json<DryRunResult>, ApiError> {
+    let reference = PluginRef::try_from(format!("{name}@{version}"))
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_plugin", e.to_string()))?;
+    Ok(Json(host.dry_run(&reference, &request.config, &request.records).await?))
+}

@@ -1,0 +1,125 @@
+//! The plugin endpoints, in process (`tower::ServiceExt::oneshot`), with the real built-in
+//! components built from source.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+use turnpike_pipeline::{Host, Runtime, SandboxConfig};
+
+fn component(name: &str) -> Vec<u8> {
+    static BUILT: OnceLock<Vec<(&'static str, std::path::PathBuf)>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| turnpike_builtins::build_all().expect("built-in plugins build"));
+    std::fs::read(&built.iter().find(|(n, _)| *n == name).expect("built-in").1).expect("read")
+}
+
+fn app_with_cap(cap: usize) -> Router {
+    let kafka = vec![("bootstrap.servers".into(), "127.0.0.1:1".into())];
+    let host = Host::new(Runtime::new().expect("engine"), kafka, SandboxConfig::default());
+    turnpike_admin::router_with_upload_cap(Arc::new(host), cap)
+}
+
+fn app() -> Router {
+    app_with_cap(turnpike_admin::DEFAULT_MAX_UPLOAD_BYTES)
+}
+
+async fn send(app: &Router, request: Request<Body>) -> (StatusCode, serde_json::Value) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+}
+
+fn upload(query: &str, content_type: &str, body: Vec<u8>) -> Request<Body> {
+    Request::post(format!("/v1/plugins?{query}")).header("content-type", content_type).body(Body::from(body)).unwrap()
+}
+
+fn json(method: &str, uri: &str, body: serde_json::Value) -> Request<Body> {
+    Request::builder().method(method).uri(uri).header("content-type", "application/json").body(Body::from(body.to_string())).unwrap()
+}
+
+#[tokio::test]
+async fn upload_infers_the_kind_and_is_idempotent_per_version() {
+    let app = app();
+    let (status, body) = send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["kind"], "transform");
+    assert!(body["digest"].as_str().unwrap().starts_with("sha256:"));
+    let (status, _) = send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    assert_eq!(status, StatusCode::OK, "the same bytes again change nothing");
+    let (status, body) = send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("identity"))).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("version_exists")));
+    let (status, body) = send(&app, Request::get("/v1/plugins/mask").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["plugins"][0]["version"], "1.0.0");
+}
+
+#[tokio::test]
+async fn bad_uploads_get_4xx_with_what_to_fix() {
+    let app = app_with_cap(1_000);
+    let (status, body) = send(&app, upload("name=x&version=1", "text/plain", vec![0; 10])).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::UNSUPPORTED_MEDIA_TYPE, Some("unsupported_media_type")));
+    let (status, _) = send(&app, upload("name=x&version=1", "application/wasm", vec![0; 2_000])).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, body) = send(&app, upload("name=x&version=1", "application/wasm", b"not wasm at all".to_vec())).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_component")));
+    let (status, body) = send(&app, upload("name=x&version=1", "application/wasm", b"\0asm\x01\0\0\0".to_vec())).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("core_module")));
+    let (status, body) = send(&app, upload("name=Bad_Name&version=1", "application/wasm", vec![0; 8])).await;
+    assert_eq!((status, body["key"].as_str()), (StatusCode::BAD_REQUEST, Some("name")));
+    let (status, _) = send(&app, upload("name=x&version=latest", "application/wasm", vec![0; 8])).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = send(&app, upload("version=1", "application/wasm", vec![0; 8])).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "name is required");
+}
+
+#[tokio::test]
+async fn a_dry_run_shows_outputs_and_per_record_errors() {
+    let app = app();
+    send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    let request = json(
+        "POST",
+        "/v1/plugins/mask/latest/test",
+        serde_json::json!({
+            "config": { "fields": [{ "path": "email", "mode": "partial" }], "detectors": ["ssn"] },
+            "records": [
+                { "key": "c1", "value": "{\"email\":\"ada@example.com\",\"note\":\"ssn 123-45-6789\"}", "headers": { "source": "crm" } },
+                { "value": "not json" }
+            ]
+        }),
+    );
+    let (status, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["plugin"], "mask@1.0.0");
+    assert_eq!(body["outputs"][0]["value"], r#"{"email":"***********.com","note":"ssn ***"}"#);
+    assert_eq!(body["outputs"][0]["key"], "c1");
+    assert_eq!(body["outputs"][0]["headers"]["source"], "crm");
+    assert_eq!(body["errors"][0]["input"], 1);
+    assert_eq!(body["errors"][0]["kind"], "invalid_record");
+}
+
+#[tokio::test]
+async fn a_dry_run_with_a_bad_config_names_the_key() {
+    let app = app();
+    send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    let request = json("POST", "/v1/plugins/mask/1.0.0/test", serde_json::json!({ "config": { "fields": ["a"], "mode": "x" }, "records": [] }));
+    let (status, body) = send(&app, request).await;
+    assert_eq!((status, body["error"].as_str(), body["key"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("plugin_config"), Some("mode")));
+    let request = json("POST", "/v1/plugins/nope/1/test", serde_json::json!({ "records": [] }));
+    assert_eq!(send(&app, request).await.0, StatusCode::NOT_FOUND);
+    let request = json("POST", "/v1/plugins/mask/1.0.0/test", serde_json::json!({ "recods": [] }));
+    assert_eq!(send(&app, request).await.0, StatusCode::UNPROCESSABLE_ENTITY, "a misspelt request field is refused");
+}
+
+#[tokio::test]
+async fn deleting_versions() {
+    let app = app();
+    send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    let delete = || Request::delete("/v1/plugins/mask/1.0.0").body(Body::empty()).unwrap();
+    assert_eq!(send(&app, delete()).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(send(&app, delete()).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(send(&app, Request::get("/v1/plugins/mask").body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND);
+}

@@ -1,0 +1,125 @@
+//! Dry runs: a transform plugin on sample records given by a person, in a fresh sandboxed
+//! instance, with no broker involved. How a data scientist tries a mask before deploying it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use turnpike_runtime::{BatchBuilder, CallError, CreateError, ErrorKind, InstanceLabels, InstanceLimits, OutputView, RecordRef, TransformInstance};
+
+use crate::registry::PluginInfo;
+
+/// Sample records one dry run may take.
+pub const MAX_SAMPLE_RECORDS: usize = 1_000;
+
+/// A sample input record. Text fields: samples are typed by people.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleRecord {
+    /// The key; absent for a null key.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// The value; absent for a tombstone.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// An output of a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SampleOutput {
+    /// Index of the sample it came from.
+    pub input: u32,
+    /// Key (lossy UTF-8), or null.
+    pub key: Option<String>,
+    /// Value (lossy UTF-8), or null.
+    pub value: Option<String>,
+    /// Headers (values lossy UTF-8).
+    pub headers: BTreeMap<String, String>,
+    /// The topic the plugin routed it to, or null for the connector's output topic.
+    pub topic: Option<String>,
+}
+
+/// A sample the plugin rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SampleError {
+    /// Index of the sample.
+    pub input: u32,
+    /// `invalid_record`, `retriable` or `fatal`.
+    pub kind: &'static str,
+    /// The plugin's message.
+    pub message: String,
+}
+
+/// What a dry run produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRunResult {
+    /// The plugin version that ran, `name@version`.
+    pub plugin: String,
+    /// Outputs, in order.
+    pub outputs: Vec<SampleOutput>,
+    /// Rejected samples.
+    pub errors: Vec<SampleError>,
+}
+
+/// Why a dry run produced nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum DryRunError {
+    /// Too many samples.
+    #[error("{0} sample records given; at most {MAX_SAMPLE_RECORDS} are accepted")]
+    TooMany(usize),
+    /// The plugin refused its configuration.
+    #[error(transparent)]
+    Create(#[from] CreateError),
+    /// The plugin faulted or failed the whole batch.
+    #[error(transparent)]
+    Call(#[from] CallError),
+}
+
+fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::InvalidRecord => "invalid_record",
+        ErrorKind::Retriable => "retriable",
+        ErrorKind::Fatal => "fatal",
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs `plugin` with `config` on `samples`.
+pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, DryRunError> {
+    if samples.len() > MAX_SAMPLE_RECORDS {
+        return Err(DryRunError::TooMany(samples.len()));
+    }
+    let labels = InstanceLabels { connector: "(dry run)".into(), plugin: plugin.label() };
+    let mut instance = TransformInstance::create(&plugin.plugin, &config.to_string(), labels, InstanceLimits::default()).await?;
+    let mut batch = BatchBuilder::default();
+    for (i, s) in samples.iter().enumerate() {
+        let record = RecordRef {
+            key: s.key.as_deref().map(str::as_bytes),
+            value: s.value.as_deref().map(str::as_bytes),
+            timestamp: None,
+            topic: "sample",
+            partition: 0,
+            offset: i as i64,
+        };
+        batch.push(record, s.headers.iter().map(|(k, v)| (k.as_str(), v.as_bytes())));
+    }
+    let out = instance.transform(&batch.finish()).await?;
+    let view = OutputView::new(&out);
+    let outputs = view
+        .iter()
+        .map(|p| SampleOutput {
+            input: p.input,
+            key: p.key.map(text),
+            value: p.value.map(text),
+            headers: view.headers(&p).map(|(k, v)| (k.to_owned(), text(v))).collect(),
+            topic: p.topic.map(str::to_owned),
+        })
+        .collect();
+    let errors = out.errors.iter().map(|e| SampleError { input: e.input, kind: kind_name(e.error.kind), message: e.error.message.clone() }).collect();
+    Ok(DryRunResult { plugin: plugin.label(), outputs, errors })
+}
