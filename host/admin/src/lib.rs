@@ -3,6 +3,7 @@
 //! JSON everywhere; errors are `{"error": ..., "detail": ...}` with a status that says whose
 //! fault it is.
 
+mod connectors;
 mod error;
 mod events;
 mod metrics;
@@ -10,12 +11,11 @@ mod plugins;
 
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use serde::Serialize;
-use turnpike_pipeline::{ConnectorStatus, Host, HostError};
+use turnpike_pipeline::Host;
 
 use crate::error::ApiError;
 pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
@@ -31,9 +31,12 @@ pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Route
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/events", get(events::stream))
-        .route("/v1/connectors", get(list_connectors))
-        .route("/v1/connectors/{name}", get(get_connector))
-        .route("/v1/connectors/{name}/restart", post(restart_connector))
+        .route("/v1/connectors", get(connectors::list))
+        .route("/v1/connectors/{name}", get(connectors::get).put(connectors::put).delete(connectors::delete))
+        .route("/v1/connectors/{name}/pause", post(connectors::pause))
+        .route("/v1/connectors/{name}/resume", post(connectors::resume))
+        .route("/v1/connectors/{name}/stop", post(connectors::stop))
+        .route("/v1/connectors/{name}/restart", post(connectors::restart))
         .route("/v1/plugins", get(plugins::list).post(plugins::upload))
         .route("/v1/plugins/{name}", get(plugins::show))
         .route("/v1/plugins/{name}/{version}", delete(plugins::delete))
@@ -45,32 +48,6 @@ pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Route
 
 async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
-}
-
-#[derive(Serialize)]
-struct ConnectorList {
-    connectors: Vec<ConnectorStatus>,
-}
-
-async fn list_connectors(State(host): State<Arc<Host>>) -> Json<ConnectorList> {
-    Json(ConnectorList { connectors: host.statuses() })
-}
-
-async fn get_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorStatus>, ApiError> {
-    host.status(&name).map(Json).ok_or_else(|| connector_not_found(&name))
-}
-
-fn connector_not_found(name: &str) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "connector_not_found", format!("no connector named {name:?}; GET /v1/connectors lists them"))
-}
-
-/// Restarts a connector now with a fresh failure budget (also after the supervisor gave up).
-async fn restart_connector(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    match host.restart(&name).await {
-        Ok(()) => Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "restarting": name })))),
-        Err(HostError::NotFound(_)) => Err(connector_not_found(&name)),
-        Err(e) => Err(e.into()),
-    }
 }
 
 async fn not_found() -> ApiError {

@@ -126,7 +126,7 @@ async fn show_samples(kafka: Vec<(String, String)>, samples: usize, originals: A
             _ = consumer.fill(samples - shown, Duration::from_millis(100), |r| {
                 let key = String::from_utf8_lossy(r.key().unwrap_or_default()).into_owned();
                 pairs.push((key, String::from_utf8_lossy(r.value().unwrap_or_default()).into_owned()));
-            }) => {}
+            }, std::future::pending()) => {}
         }
         for (key, masked) in pairs {
             let before = originals.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned().unwrap_or_default();

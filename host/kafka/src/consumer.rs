@@ -126,13 +126,25 @@ impl Consumer {
 
     /// Waits for at least one record, then keeps reading until `max_records` records or
     /// `max_wait` after the first, calling `on_record` for each. Returns how many were read.
-    /// Cancel-safe: dropping the future loses no record that `on_record` did not see.
-    pub async fn fill(&self, max_records: usize, max_wait: Duration, mut on_record: impl FnMut(ConsumedRecord<'_>)) -> usize {
+    /// `idle_interrupt` ends the wait with 0 records, but only while none has been read:
+    /// once one has, the batch is completed, so no record read from the client is dropped.
+    /// Dropping the future loses no record that `on_record` did not see.
+    pub async fn fill(
+        &self,
+        max_records: usize,
+        max_wait: Duration,
+        mut on_record: impl FnMut(ConsumedRecord<'_>),
+        idle_interrupt: impl std::future::Future<Output = ()>,
+    ) -> usize {
         let mut count = 0;
         let mut deadline: Option<Instant> = None;
+        let mut idle_interrupt = std::pin::pin!(idle_interrupt);
         while count < max_records {
             let received = match deadline {
-                None => self.inner.recv().await,
+                None => tokio::select! {
+                    r = self.inner.recv() => r,
+                    _ = &mut idle_interrupt => return 0,
+                },
                 Some(d) => match tokio::time::timeout_at(d, self.inner.recv()).await {
                     Ok(r) => r,
                     Err(_elapsed) => break,
@@ -154,6 +166,19 @@ impl Consumer {
             }
         }
         count
+    }
+
+    /// Stops fetching from every assigned partition (records already buffered stay put and
+    /// are read after [`Consumer::resume_all`]).
+    pub fn pause_all(&self) -> Result<(), KafkaError> {
+        let assigned = self.inner.assignment().map_err(KafkaError::Pause)?;
+        self.inner.pause(&assigned).map_err(KafkaError::Pause)
+    }
+
+    /// Fetches again from every assigned partition.
+    pub fn resume_all(&self) -> Result<(), KafkaError> {
+        let assigned = self.inner.assignment().map_err(KafkaError::Pause)?;
+        self.inner.resume(&assigned).map_err(KafkaError::Pause)
     }
 
     /// Commits `offsets` (next offsets to read). `sync` waits for the broker's answer; use it

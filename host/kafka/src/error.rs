@@ -19,6 +19,9 @@ pub enum KafkaError {
         /// librdkafka's error.
         source: rdkafka::error::KafkaError,
     },
+    /// Pausing or resuming fetches failed.
+    #[error("could not pause or resume the consumer: {0}")]
+    Pause(rdkafka::error::KafkaError),
     /// Committing offsets failed.
     #[error("could not commit offsets: {0}")]
     Commit(rdkafka::error::KafkaError),

@@ -30,6 +30,9 @@ pub enum HostError {
     /// No connector has this name.
     #[error("no connector named {0:?}")]
     NotFound(String),
+    /// The operation does not fit the connector's state.
+    #[error("{0}")]
+    State(String),
     /// A plugin reference does not resolve.
     #[error(transparent)]
     Plugin(#[from] RegistryError),
@@ -71,7 +74,20 @@ struct Running {
     config: ConnectorConfig,
     status: Arc<LiveStatus>,
     cancel: CancellationToken,
+    /// `None` while stopped: nothing runs and nothing is held.
     supervisor: Option<JoinHandle<()>>,
+    paused: tokio::sync::watch::Sender<bool>,
+}
+
+/// What `put_connector` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// A new connector was started.
+    Created,
+    /// The configuration changed; the connector was restarted with it.
+    Updated,
+    /// The same configuration again: nothing was restarted.
+    Unchanged,
 }
 
 /// Runs connectors against one Kafka cluster.
@@ -80,8 +96,9 @@ pub struct Host {
     sandbox: SandboxConfig,
     shared: Arc<Shared>,
     connectors: Mutex<BTreeMap<String, Running>>,
-    /// Serialises restarts: two at once could each start a supervisor for one connector.
-    restarting: tokio::sync::Mutex<()>,
+    /// Serialises lifecycle changes: two at once could each start a supervisor for one
+    /// connector.
+    lifecycle: tokio::sync::Mutex<()>,
 }
 
 impl Host {
@@ -89,7 +106,7 @@ impl Host {
     /// every connector's clients; `sandbox` bounds what connectors may ask for.
     pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
         let shared = Arc::new(Shared { registry: PluginRegistry::default(), kafka, events: Arc::new(Events::default()) });
-        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), restarting: tokio::sync::Mutex::new(()) }
+        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), lifecycle: tokio::sync::Mutex::new(()) }
     }
 
     /// The plugin registry.
@@ -147,14 +164,13 @@ impl Host {
 
     fn supervise(&self, config: ConnectorConfig, status: Arc<LiveStatus>) -> Running {
         let cancel = CancellationToken::new();
-        let supervisor = tokio::spawn(supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone()));
-        Running { config, status, cancel, supervisor: Some(supervisor) }
+        let (paused, paused_rx) = tokio::sync::watch::channel(false);
+        let supervisor = tokio::spawn(supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone(), paused_rx));
+        Running { config, status, cancel, supervisor: Some(supervisor), paused }
     }
 
-    /// Restarts a connector now, with a fresh failure budget: its current run is stopped
-    /// gracefully (in-flight work committed) and a new one started.
-    pub async fn restart(&self, name: &str) -> Result<(), HostError> {
-        let _one_at_a_time = self.restarting.lock().await;
+    /// Stops the connector's current run gracefully (in-flight work committed) and waits.
+    async fn halt(&self, name: &str) -> Result<(), HostError> {
         let (cancel, supervisor) = {
             let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
             let r = connectors.get_mut(name).ok_or_else(|| HostError::NotFound(name.to_owned()))?;
@@ -164,12 +180,112 @@ impl Host {
         if let Some(s) = supervisor {
             let _ = s.await;
         }
-        self.shared.events.emit(name, EventKind::ManualRestart);
-        let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        let r = connectors.get_mut(name).ok_or_else(|| HostError::NotFound(name.to_owned()))?;
-        let fresh = self.supervise(r.config.clone(), r.status.clone());
-        *r = fresh;
         Ok(())
+    }
+
+    /// Runs `f` on a connector's entry.
+    fn with<T>(&self, name: &str, f: impl FnOnce(&mut Running) -> T) -> Result<T, HostError> {
+        let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        connectors.get_mut(name).map(f).ok_or_else(|| HostError::NotFound(name.to_owned()))
+    }
+
+    /// Restarts a connector now, with a fresh failure budget: its current run is stopped
+    /// gracefully (in-flight work committed) and a new one started. With `only_failed`, a
+    /// connector that is not failed is left alone (`Ok(false)`).
+    pub async fn restart(&self, name: &str, only_failed: bool) -> Result<bool, HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        let state = self.with(name, |r| r.status.state())?;
+        if only_failed && !matches!(state, ConnectorState::Failed | ConnectorState::Restarting) {
+            return Ok(false);
+        }
+        self.halt(name).await?;
+        self.shared.events.emit(name, EventKind::ManualRestart);
+        self.with(name, |r| *r = self.supervise(r.config.clone(), r.status.clone()))?;
+        Ok(true)
+    }
+
+    /// Creates or replaces a connector. The same configuration again changes and restarts
+    /// nothing. A changed one is restarted with the new configuration (in-flight work
+    /// committed first), unless the connector is stopped, which it stays.
+    pub async fn put_connector(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        let mut problems = config.validate("connector");
+        problems.extend(self.sandbox.check(&config, "connector"));
+        if !problems.is_empty() {
+            return Err(HostError::Invalid(problems));
+        }
+        let name = config.name.to_string();
+        let existing = self.with(&name, |r| (r.config == config, r.supervisor.is_none())).ok();
+        match existing {
+            None => {
+                let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
+                let running = self.supervise(config, status);
+                self.connectors.lock().unwrap_or_else(|p| p.into_inner()).insert(name, running);
+                Ok(Applied::Created)
+            }
+            Some((true, _)) => Ok(Applied::Unchanged),
+            Some((false, stopped)) => {
+                self.halt(&name).await?;
+                self.with(&name, |r| {
+                    if stopped {
+                        r.config = config;
+                    } else {
+                        *r = self.supervise(config, r.status.clone());
+                    }
+                })?;
+                Ok(Applied::Updated)
+            }
+        }
+    }
+
+    /// Stops and removes a connector; its committed offsets stay in Kafka.
+    pub async fn delete_connector(&self, name: &str) -> Result<(), HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        self.halt(name).await?;
+        self.connectors.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
+        Ok(())
+    }
+
+    /// Pauses a running connector: it stops consuming and keeps its instances and clients.
+    pub async fn pause(&self, name: &str) -> Result<(), HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        self.with(name, |r| {
+            if r.supervisor.is_none() {
+                return Err(HostError::State(format!("connector {name:?} is stopped; resume it instead of pausing")));
+            }
+            r.paused.send_replace(true);
+            Ok(())
+        })?
+    }
+
+    /// Resumes a paused connector, or starts a stopped one.
+    pub async fn resume(&self, name: &str) -> Result<(), HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        self.with(name, |r| {
+            if r.supervisor.is_none() {
+                *r = self.supervise(r.config.clone(), r.status.clone());
+            } else {
+                r.paused.send_replace(false);
+            }
+        })
+    }
+
+    /// Stops a connector and releases everything it holds (instances, consumer, producer);
+    /// its configuration and committed offsets stay. `resume` starts it again.
+    pub async fn stop(&self, name: &str) -> Result<(), HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        self.halt(name).await?;
+        self.with(name, |r| {
+            if r.status.state() != ConnectorState::Stopped {
+                r.status.set(ConnectorState::Stopped, None);
+            }
+        })
+    }
+
+    /// A connector's configuration and status.
+    pub fn connector(&self, name: &str) -> Option<(ConnectorConfig, ConnectorStatus)> {
+        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        connectors.get(name).map(|r| (r.config.clone(), snapshot(r)))
     }
 
     /// Runs a transform plugin on sample records, in a fresh instance, with no broker.
@@ -264,13 +380,19 @@ fn snapshot(r: &Running) -> ConnectorStatus {
 }
 
 /// Runs a connector until cancelled; restarts it after failures as its policy allows.
-async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken) {
+async fn supervise(
+    shared: Arc<Shared>,
+    config: ConnectorConfig,
+    status: Arc<LiveStatus>,
+    cancel: CancellationToken,
+    paused: tokio::sync::watch::Receiver<bool>,
+) {
     let name = config.name.to_string();
     let policy = config.restart.clone();
     let window = Duration::from_secs(policy.window_s.get());
     let mut failures: VecDeque<Instant> = VecDeque::new();
     loop {
-        match build_task(&shared, &config, &status, &cancel) {
+        match build_task(&shared, &config, &status, &cancel, &paused) {
             Ok(task) => task.run().await,
             Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
         }
@@ -310,7 +432,13 @@ fn backoff(policy: &RestartPolicy, attempt: u32) -> Duration {
 }
 
 /// Resolves the connector's plugins and creates its Kafka clients.
-fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus>, cancel: &CancellationToken) -> Result<ConnectorTask, FaultInfo> {
+fn build_task(
+    shared: &Shared,
+    config: &ConnectorConfig,
+    status: &Arc<LiveStatus>,
+    cancel: &CancellationToken,
+    paused: &tokio::sync::watch::Receiver<bool>,
+) -> Result<ConnectorTask, FaultInfo> {
     let stages = config
         .transforms
         .iter()
@@ -335,7 +463,15 @@ fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus
     };
     let chain = Chain::new(stages, config.name.to_string(), limits, config.errors.tolerance, status.clone());
     status.set_plugins(chain.plugin_labels());
-    Ok(ConnectorTask { config: config.clone(), chain, consumer, producer, status: status.clone(), cancel: cancel.clone() })
+    Ok(ConnectorTask {
+        config: config.clone(),
+        chain,
+        consumer,
+        producer,
+        status: status.clone(),
+        cancel: cancel.clone(),
+        paused: paused.clone(),
+    })
 }
 
 #[cfg(test)]

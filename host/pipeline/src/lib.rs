@@ -15,7 +15,7 @@ mod task;
 
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
-pub use host::{Host, HostError};
+pub use host::{Applied, Host, HostError};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.

@@ -17,6 +17,8 @@ pub enum ConnectorState {
     Unassigned,
     /// Consuming and producing.
     Running,
+    /// Not consuming; plugin instances and clients kept, so resuming is immediate.
+    Paused,
     /// Stopped on purpose; nothing held.
     Stopped,
     /// Stopped by an error; see `error`.

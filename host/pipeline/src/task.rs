@@ -21,6 +21,8 @@ pub(crate) struct ConnectorTask {
     pub(crate) producer: Producer,
     pub(crate) status: Arc<LiveStatus>,
     pub(crate) cancel: CancellationToken,
+    /// `true` while the connector is paused.
+    pub(crate) paused: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Why the loop ended.
@@ -61,7 +63,7 @@ impl ConnectorTask {
                 tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");
                 self.status.set(ConnectorState::Failed, Some(fault));
             }
-            Exit::Shutdown if self.status.state() == ConnectorState::Running => {
+            Exit::Shutdown if matches!(self.status.state(), ConnectorState::Running | ConnectorState::Paused) => {
                 self.status.set(ConnectorState::Stopped, None);
                 tracing::info!(connector = %name, "connector stopped");
             }
@@ -73,8 +75,22 @@ impl ConnectorTask {
         let max_records = self.config.batch.max_records.get() as usize;
         let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
         loop {
+            if *self.paused.borrow() {
+                if let Some(exit) = self.wait_while_paused().await {
+                    return exit;
+                }
+            }
             let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
             let mut offsets = Offsets::default();
+            let paused = &mut self.paused;
+            // A pause interrupts only an idle wait; a batch already started is completed.
+            let pause_requested = async {
+                if paused.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            // Stopping may drop a batch being read: nothing after it is committed in this run,
+            // so it is read again on the next start.
             let read = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => return Exit::Shutdown,
@@ -86,8 +102,11 @@ impl ConnectorTask {
                         topic: r.topic(), partition: r.partition(), offset: r.offset(),
                     };
                     builder.push(record, r.headers());
-                }) => n,
+                }, pause_requested) => n,
             };
+            if read == 0 {
+                continue;
+            }
             LiveStatus::add(&self.status.records_in, read as u64);
             let batch = builder.finish();
             let output = match self.chain.run(&batch).await {
@@ -115,6 +134,27 @@ impl ConnectorTask {
                 return Exit::Shutdown;
             }
         }
+    }
+
+    /// Holds the connector paused: fetching stops, instances and clients stay. Returns an exit
+    /// if the connector is stopped meanwhile. (A pause longer than the consumer's
+    /// `max.poll.interval.ms` also hands its partitions back to the group until resumed.)
+    async fn wait_while_paused(&mut self) -> Option<Exit> {
+        if let Err(e) = self.consumer.pause_all() {
+            tracing::warn!(connector = %self.config.name, error = %e, "could not pause fetching");
+        }
+        self.status.set(ConnectorState::Paused, None);
+        while *self.paused.borrow() {
+            tokio::select! {
+                _ = self.cancel.cancelled() => return Some(Exit::Shutdown),
+                changed = self.paused.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
+            }
+        }
+        if let Err(e) = self.consumer.resume_all() {
+            tracing::warn!(connector = %self.config.name, error = %e, "could not resume fetching");
+        }
+        self.status.set(ConnectorState::Running, None);
+        None
     }
 
     /// Logs every failed record; decides whether the connector must stop.

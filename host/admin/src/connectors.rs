@@ -1,0 +1,185 @@
+//! `/v1/connectors`: declarative create-or-replace, read, delete, and lifecycle.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use turnpike_config::{ConfigError, ConnectorConfig, HostConfig};
+use turnpike_pipeline::{Applied, ConnectorStatus, Host, HostError};
+
+use crate::error::ApiError;
+
+/// A connector as the API shows it: its status, and its configuration with secrets hidden.
+#[derive(Serialize)]
+pub struct ConnectorView {
+    #[serde(flatten)]
+    status: ConnectorStatus,
+    config: serde_json::Value,
+}
+
+fn view(host: &Host, name: &str) -> Result<ConnectorView, ApiError> {
+    let (config, status) = host.connector(name).ok_or_else(|| not_found(name))?;
+    let mut config = serde_json::to_value(&config).unwrap_or_default();
+    redact(&mut config);
+    Ok(ConnectorView { status, config })
+}
+
+pub fn not_found(name: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "connector_not_found", format!("no connector named {name:?}; GET /v1/connectors lists them"))
+}
+
+/// Keys whose values are never sent back: the API must not echo credentials.
+fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "secret", "token", "credential", "apikey", "api_key", "private_key", "salt"].iter().any(|s| k.contains(s))
+}
+
+fn redact(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if is_secret(k) && !v.is_null() {
+                    *v = serde_json::Value::String("***".into());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Only connectors in this state (`RUNNING`, `PAUSED`, `STOPPED`, `FAILED`, …).
+    state: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct ConnectorList {
+    connectors: Vec<ConnectorStatus>,
+}
+
+/// `GET /v1/connectors[?state=S]`.
+pub async fn list(State(host): State<Arc<Host>>, Query(params): Query<ListParams>) -> Json<ConnectorList> {
+    let connectors = host
+        .statuses()
+        .into_iter()
+        .filter(|s| params.state.as_deref().is_none_or(|want| serde_json::to_value(s.state).is_ok_and(|v| v.as_str() == Some(want))))
+        .collect();
+    Json(ConnectorList { connectors })
+}
+
+/// `GET /v1/connectors/{name}`: status and configuration in one answer.
+pub async fn get(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorView>, ApiError> {
+    Ok(Json(view(&host, &name)?))
+}
+
+fn config_error(e: ConfigError) -> ApiError {
+    match e {
+        ConfigError::Syntax { message, .. } => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", message),
+        ConfigError::Invalid { problems, .. } => {
+            let detail = problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+            ApiError { problems, ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) }
+        }
+    }
+}
+
+/// `PUT /v1/connectors/{name}` with the connector as JSON (`name` may be left out). `201`
+/// when created; `200` otherwise, with `"changed": false` when the same body changed nothing.
+pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let mut document: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
+    let object = document
+        .as_object_mut()
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", "send the connector as a JSON object"))?;
+    match object.get("name").and_then(|n| n.as_str()) {
+        Some(n) if n != name => {
+            return Err(ApiError { key: Some("name".into()), ..ApiError::new(StatusCode::BAD_REQUEST, "name_mismatch", format!("the body names {n:?} but the URL {name:?}")) });
+        }
+        _ => {
+            object.insert("name".into(), serde_json::Value::String(name.clone()));
+        }
+    }
+    let text = serde_json::to_vec(&document).unwrap_or_default();
+    let config: ConnectorConfig = HostConfig::connector_from_json(&text, "request body").map_err(config_error)?;
+    let applied = host.put_connector(config).await?;
+    let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
+    let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
+    answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
+    Ok((status, Json(answer)))
+}
+
+/// `DELETE /v1/connectors/{name}`.
+pub async fn delete(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    host.delete_connector(&name).await.map_err(|e| lifecycle_error(e, &name))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn lifecycle_error(e: HostError, name: &str) -> ApiError {
+    match e {
+        HostError::NotFound(_) => not_found(name),
+        HostError::State(detail) => ApiError::new(StatusCode::CONFLICT, "wrong_state", detail),
+        other => other.into(),
+    }
+}
+
+async fn lifecycle(host: &Host, name: &str, action: &str) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
+    let done = match action {
+        "pause" => host.pause(name).await,
+        "resume" => host.resume(name).await,
+        _ => host.stop(name).await,
+    };
+    done.map_err(|e| lifecycle_error(e, name))?;
+    Ok((StatusCode::ACCEPTED, Json(view(host, name)?)))
+}
+
+/// `POST /v1/connectors/{name}/pause`: stop consuming, keep instances and clients.
+pub async fn pause(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
+    lifecycle(&host, &name, "pause").await
+}
+
+/// `POST /v1/connectors/{name}/resume`: resume a paused connector or start a stopped one.
+pub async fn resume(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
+    lifecycle(&host, &name, "resume").await
+}
+
+/// `POST /v1/connectors/{name}/stop`: release everything; configuration and offsets stay.
+pub async fn stop(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
+    lifecycle(&host, &name, "stop").await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestartParams {
+    #[serde(default)]
+    only_failed: bool,
+}
+
+/// `POST /v1/connectors/{name}/restart[?only_failed=true]`: restart now with a fresh failure
+/// budget (also after the supervisor gave up).
+pub async fn restart(
+    State(host): State<Arc<Host>>,
+    Path(name): Path<String>,
+    Query(params): Query<RestartParams>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let restarted = host.restart(&name, params.only_failed).await.map_err(|e| lifecycle_error(e, &name))?;
+    Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "connector": name, "restarted": restarted }))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_hidden_at_any_depth() {
+        let mut v = serde_json::json!({"transforms": [{"config": {"salt": "s", "api_token": "t", "fields": ["a"], "auth": {"password": "p"}}}]});
+        redact(&mut v);
+        assert_eq!(v, serde_json::json!({"transforms": [{"config": {"salt": "***", "api_token": "***", "fields": ["a"], "auth": {"password": "***"}}}]}));
+    }
+}

@@ -1,0 +1,161 @@
+//! The connector endpoints, in process (`tower::ServiceExt::oneshot`). The broker address is
+//! unreachable on purpose: creating, reading, pausing, stopping and deleting connectors must
+//! work without one (a connector simply waits for records).
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+use turnpike_pipeline::{Host, Runtime, SandboxConfig};
+
+fn pii_mask() -> Vec<u8> {
+    static BUILT: OnceLock<Vec<(&'static str, std::path::PathBuf)>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| turnpike_builtins::build_all().expect("built-in plugins build"));
+    std::fs::read(&built.iter().find(|(n, _)| *n == "pii-mask").expect("built-in").1).expect("read")
+}
+
+async fn send(app: &Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(uri);
+    let body = match body {
+        Some(v) => {
+            request = request.header("content-type", "application/json");
+            Body::from(v.to_string())
+        }
+        None => Body::empty(),
+    };
+    let response = app.clone().oneshot(request.body(body).unwrap()).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+async fn app() -> Router {
+    let kafka = vec![("bootstrap.servers".into(), "127.0.0.1:1".into())];
+    let host = Host::new(Runtime::new().expect("engine"), kafka, SandboxConfig::default());
+    let app = turnpike_admin::router(Arc::new(host));
+    let upload = Request::post("/v1/plugins?name=pii-mask&version=1.0.0").header("content-type", "application/wasm").body(Body::from(pii_mask())).unwrap();
+    assert_eq!(app.clone().oneshot(upload).await.unwrap().status(), StatusCode::CREATED);
+    app
+}
+
+fn connector(salt: &str) -> Value {
+    json!({
+        "topics": ["customers"],
+        "output_topic": "customers.masked",
+        "transforms": [{ "plugin": "pii-mask@1.0.0", "config": { "fields": ["email"], "salt": salt } }]
+    })
+}
+
+async fn wait_state(app: &Router, name: &str, state: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, body) = send(app, "GET", &format!("/v1/connectors/{name}"), None).await;
+        if body["state"] == state {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{name} never reached {state}: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn put_is_declarative_and_idempotent() {
+    let app = app().await;
+    let (status, body) = send(&app, "PUT", "/v1/connectors/mask", Some(connector("s1"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let running = wait_state(&app, "mask", "RUNNING").await;
+    let since = running["state_since"].clone();
+    assert_eq!(running["config"]["transforms"][0]["config"]["salt"], "***", "secrets are never echoed");
+    assert_eq!(running["config"]["transforms"][0]["config"]["fields"], json!(["email"]));
+    assert_eq!(running["plugins"], json!(["pii-mask@1.0.0"]));
+
+    let (status, body) = send(&app, "PUT", "/v1/connectors/mask", Some(connector("s1"))).await;
+    assert_eq!((status, &body["changed"]), (StatusCode::OK, &json!(false)));
+    assert_eq!(send(&app, "GET", "/v1/connectors/mask", None).await.1["state_since"], since, "nothing restarted");
+
+    let (status, body) = send(&app, "PUT", "/v1/connectors/mask", Some(connector("s2"))).await;
+    assert_eq!((status, &body["changed"]), (StatusCode::OK, &json!(true)));
+    wait_state(&app, "mask", "RUNNING").await;
+
+    let (_, list) = send(&app, "GET", "/v1/connectors?state=RUNNING", None).await;
+    assert_eq!(list["connectors"].as_array().map(Vec::len), Some(1));
+    let (_, list) = send(&app, "GET", "/v1/connectors?state=FAILED", None).await;
+    assert_eq!(list["connectors"], json!([]));
+
+    assert_eq!(send(&app, "DELETE", "/v1/connectors/mask", None).await.0, StatusCode::NO_CONTENT);
+    assert_eq!(send(&app, "GET", "/v1/connectors/mask", None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(send(&app, "DELETE", "/v1/connectors/mask", None).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_connector_bodies_get_4xx_naming_what_to_fix() {
+    let app = app().await;
+    let mut bad = connector("s");
+    bad["batch"] = json!({ "max_records": 0 });
+    let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(bad)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body["detail"].as_str().unwrap().starts_with("batch.max_records: 0 is out of range"), "{body}");
+
+    let mut bad = connector("s");
+    bad["output_topic"] = json!("customers");
+    bad["restart"] = json!({ "base_ms": 5000, "max_ms": 10 });
+    let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(bad)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let keys: Vec<&str> = body["problems"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["connector.restart.base_ms", "connector.output_topic"], "every problem at once: {body}");
+
+    let mut renamed = connector("s");
+    renamed["name"] = json!("other");
+    let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(renamed)).await;
+    assert_eq!((status, body["key"].as_str()), (StatusCode::BAD_REQUEST, Some("name")));
+
+    let mut typo = connector("s");
+    typo["output_topik"] = json!("x");
+    let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(typo)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body["detail"].as_str().unwrap().contains("unknown field `output_topik`"), "{body}");
+
+    let mut limits = connector("s");
+    limits["limits"] = json!({ "memory_mib": 4000 });
+    let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(limits)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body["detail"].as_str().unwrap().contains("sandbox.max_memory_mib"), "{body}");
+
+    let request = Request::put("/v1/connectors/c").header("content-type", "application/json").body(Body::from("{nope")).unwrap();
+    assert_eq!(app.clone().oneshot(request).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    assert_eq!(send(&app, "GET", "/v1/connectors", None).await.1["connectors"], json!([]), "nothing was created");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lifecycle_pause_resume_stop_restart() {
+    let app = app().await;
+    send(&app, "PUT", "/v1/connectors/life", Some(connector("s"))).await;
+    wait_state(&app, "life", "RUNNING").await;
+
+    assert_eq!(send(&app, "POST", "/v1/connectors/life/pause", None).await.0, StatusCode::ACCEPTED);
+    wait_state(&app, "life", "PAUSED").await;
+    send(&app, "POST", "/v1/connectors/life/resume", None).await;
+    wait_state(&app, "life", "RUNNING").await;
+
+    assert_eq!(send(&app, "POST", "/v1/connectors/life/stop", None).await.0, StatusCode::ACCEPTED);
+    let stopped = wait_state(&app, "life", "STOPPED").await;
+    assert_eq!(stopped["config"]["output_topic"], "customers.masked", "the configuration stays");
+    let (status, body) = send(&app, "POST", "/v1/connectors/life/pause", None).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("wrong_state")));
+    send(&app, "POST", "/v1/connectors/life/resume", None).await;
+    wait_state(&app, "life", "RUNNING").await;
+
+    let (status, body) = send(&app, "POST", "/v1/connectors/life/restart?only_failed=true", None).await;
+    assert_eq!((status, &body["restarted"]), (StatusCode::ACCEPTED, &json!(false)), "a running connector is left alone");
+    let (_, body) = send(&app, "POST", "/v1/connectors/life/restart", None).await;
+    assert_eq!(body["restarted"], json!(true));
+    wait_state(&app, "life", "RUNNING").await;
+    for action in ["pause", "resume", "stop", "restart"] {
+        assert_eq!(send(&app, "POST", &format!("/v1/connectors/ghost/{action}"), None).await.0, StatusCode::NOT_FOUND, "{action}");
+    }
+}
