@@ -5,4 +5,5 @@ mod config_errors;
 mod delivery;
 mod dev;
 mod faults;
+mod lifecycle;
 mod masking;

@@ -228,9 +228,23 @@ pub fn http_get(address: &str, path: &str) -> Result<(u16, serde_json::Value)> {
 
 /// A minimal HTTP/1.1 request without a body; `(status, body text)`.
 pub fn http(address: &str, method: &str, path: &str) -> Result<(u16, String)> {
+    http_with_body(address, method, path, "")
+}
+
+/// A minimal HTTP/1.1 request with a JSON body; `(status, JSON answer or null)`.
+pub fn http_json(address: &str, method: &str, path: &str, body: &serde_json::Value) -> Result<(u16, serde_json::Value)> {
+    let (status, text) = http_with_body(address, method, path, &body.to_string())?;
+    Ok((status, serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)))
+}
+
+fn http_with_body(address: &str, method: &str, path: &str, body: &str) -> Result<(u16, String)> {
     let mut stream = TcpStream::connect(address)?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    write!(stream, "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
     let status: u16 = response.split(' ').nth(1).context("status line")?.parse()?;
