@@ -60,6 +60,10 @@ impl From<HostError> for ApiError {
             HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
             }
+            HostError::Persist(_) => {
+                tracing::error!(error = %detail, "state directory write failed behind an API call");
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "the change is live but could not be saved; see the host log")
+            }
             HostError::Kafka(_) => {
                 tracing::error!(error = %detail, "kafka error behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "kafka_unavailable", "the Kafka cluster could not be reached; see the host log")

@@ -8,6 +8,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::HostConfig;
 use turnpike_pipeline::{EngineLimits, Host, Runtime};
+use turnpike_state::StateStore;
 
 use crate::serve;
 
@@ -33,9 +34,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
         max_instances: config.sandbox.max_instances.get() as u32,
         max_memory_bytes: (config.sandbox.max_memory_mib.get() as usize) << 20,
     };
-    let host = Arc::new(Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone()));
-    serve::load_builtins(&host).await?;
     let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
+    let state_dir = base.join(&config.state_dir);
+    let store = StateStore::open(&state_dir).with_context(|| format!("state_dir: {}", state_dir.display()))?;
+    let host = Arc::new(Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone()).persist_to(store));
+    serve::load_builtins(&host).await?;
     for (name, source) in &config.plugins {
         let path = base.join(&source.path);
         let bytes = std::fs::read(&path).with_context(|| format!("plugins.{name}.path: reading {}", path.display()))?;
@@ -43,9 +46,12 @@ pub async fn run(args: RunArgs) -> Result<()> {
         // why); the host and every other connector keep running.
         let _ = host.load_plugin(name.clone(), "file".into(), bytes).await;
     }
+    // Saved state first (uploads, API-made connectors, paused or stopped ones), then the
+    // file's connectors on top: unchanged ones keep their saved state, changed ones restart.
+    host.restore().await.context("restoring the saved state")?;
     for connector in config.connectors {
         let name = connector.name.to_string();
-        host.start_connector(connector).with_context(|| format!("starting connector {name:?}"))?;
+        host.put_connector(connector).await.with_context(|| format!("starting connector {name:?}"))?;
     }
     let stop = CancellationToken::new();
     let api = serve::admin_api(host.clone(), listen, stop.clone()).await?;

@@ -20,6 +20,11 @@ pub struct HostConfig {
     /// Host-wide sandbox capacity and the most any connector may ask for.
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// Where uploaded plugins and connector changes made through the API are kept, so that
+    /// a restarted host comes back as it was. Relative to the config file. Default
+    /// `turnpike-state`.
+    #[serde(default = "default_state_dir")]
+    pub state_dir: PathBuf,
     /// Plugins loaded from files, by name. Built-in plugins (`pii-mask`, `identity`) need no
     /// entry.
     #[serde(default)]
@@ -27,6 +32,10 @@ pub struct HostConfig {
     /// The connectors to run.
     #[serde(default)]
     pub connectors: Vec<ConnectorConfig>,
+}
+
+fn default_state_dir() -> PathBuf {
+    PathBuf::from("turnpike-state")
 }
 
 /// librdkafka client settings, passed through as given (e.g. `bootstrap.servers`,

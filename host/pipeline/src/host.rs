@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, RestartPolicy, SandboxConfig};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{InstanceLimits, LoadError, Runtime};
+use turnpike_state::{Lifecycle, StateError, StateStore};
 
 use crate::chain::{Chain, Stage};
 use crate::dry_run::{DryRunResult, SampleRecord};
@@ -61,6 +62,9 @@ pub enum HostError {
     /// A dry run could not run.
     #[error(transparent)]
     DryRun(#[from] crate::dry_run::DryRunError),
+    /// The change was made but could not be saved to the state directory.
+    #[error("the change is live but was not saved, so a restart would lose it: {0}")]
+    Persist(#[from] StateError),
 }
 
 /// What every connector's supervisor needs from the host.
@@ -99,6 +103,8 @@ pub struct Host {
     /// Serialises lifecycle changes: two at once could each start a supervisor for one
     /// connector.
     lifecycle: tokio::sync::Mutex<()>,
+    /// Where API changes are saved; `None` keeps everything in memory (the demo).
+    store: Option<StateStore>,
 }
 
 impl Host {
@@ -106,7 +112,58 @@ impl Host {
     /// every connector's clients; `sandbox` bounds what connectors may ask for.
     pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
         let shared = Arc::new(Shared { registry: PluginRegistry::default(), kafka, events: Arc::new(Events::default()) });
-        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), lifecycle: tokio::sync::Mutex::new(()) }
+        Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), lifecycle: tokio::sync::Mutex::new(()), store: None }
+    }
+
+    /// Saves plugin uploads and connector changes in `store` from now on.
+    pub fn persist_to(mut self, store: StateStore) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Brings back the plugins and connectors saved in the state directory, each connector in
+    /// its saved lifecycle state. A plugin that no longer loads fails only its connectors.
+    pub async fn restore(&self) -> Result<(), HostError> {
+        let Some(store) = &self.store else { return Ok(()) };
+        let saved = store.load()?;
+        for (name, version, bytes) in saved.plugins {
+            let _ = self.load_plugin(name, version, bytes).await;
+        }
+        let _one_at_a_time = self.lifecycle.lock().await;
+        for (config, lifecycle) in saved.connectors {
+            let name = config.name.to_string();
+            let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
+            let running = match lifecycle {
+                Lifecycle::Stopped => {
+                    status.set(ConnectorState::Stopped, None);
+                    let (paused, _) = tokio::sync::watch::channel(false);
+                    Running { config, status, cancel: CancellationToken::new(), supervisor: None, paused }
+                }
+                Lifecycle::Paused => {
+                    let running = self.supervise(config, status);
+                    running.paused.send_replace(true);
+                    running
+                }
+                Lifecycle::Running => self.supervise(config, status),
+            };
+            tracing::info!(connector = %name, ?lifecycle, "connector restored");
+            self.connectors.lock().unwrap_or_else(|p| p.into_inner()).insert(name, running);
+        }
+        Ok(())
+    }
+
+    /// Saves a connector's configuration and lifecycle, if persistence is on.
+    fn save(&self, name: &str) -> Result<(), HostError> {
+        let Some(store) = &self.store else { return Ok(()) };
+        let saved = self.with(name, |r| {
+            let lifecycle = match (&r.supervisor, *r.paused.borrow()) {
+                (None, _) => Lifecycle::Stopped,
+                (Some(_), true) => Lifecycle::Paused,
+                (Some(_), false) => Lifecycle::Running,
+            };
+            (r.config.clone(), lifecycle)
+        })?;
+        Ok(store.save_connector(&saved.0, saved.1)?)
     }
 
     /// The plugin registry.
@@ -201,6 +258,7 @@ impl Host {
         self.halt(name).await?;
         self.shared.events.emit(name, EventKind::ManualRestart);
         self.with(name, |r| *r = self.supervise(r.config.clone(), r.status.clone()))?;
+        self.save(name)?;
         Ok(true)
     }
 
@@ -220,7 +278,8 @@ impl Host {
             None => {
                 let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
                 let running = self.supervise(config, status);
-                self.connectors.lock().unwrap_or_else(|p| p.into_inner()).insert(name, running);
+                self.connectors.lock().unwrap_or_else(|p| p.into_inner()).insert(name.clone(), running);
+                self.save(&name)?;
                 Ok(Applied::Created)
             }
             Some((true, _)) => Ok(Applied::Unchanged),
@@ -233,6 +292,7 @@ impl Host {
                         *r = self.supervise(config, r.status.clone());
                     }
                 })?;
+                self.save(&name)?;
                 Ok(Applied::Updated)
             }
         }
@@ -243,6 +303,9 @@ impl Host {
         let _one_at_a_time = self.lifecycle.lock().await;
         self.halt(name).await?;
         self.connectors.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
+        if let Some(store) = &self.store {
+            store.remove_connector(name)?;
+        }
         Ok(())
     }
 
@@ -255,7 +318,8 @@ impl Host {
             }
             r.paused.send_replace(true);
             Ok(())
-        })?
+        })??;
+        self.save(name)
     }
 
     /// Resumes a paused connector, or starts a stopped one.
@@ -267,7 +331,8 @@ impl Host {
             } else {
                 r.paused.send_replace(false);
             }
-        })
+        })?;
+        self.save(name)
     }
 
     /// Stops a connector and releases everything it holds (instances, consumer, producer);
@@ -279,7 +344,8 @@ impl Host {
             if r.status.state() != ConnectorState::Stopped {
                 r.status.set(ConnectorState::Stopped, None);
             }
-        })
+        })?;
+        self.save(name)
     }
 
     /// A connector's configuration and status.
@@ -305,7 +371,11 @@ impl Host {
                 Err(HostError::VersionExists(existing.label()))
             };
         }
-        Ok((self.load_plugin(name, version, bytes).await?, true))
+        let info = self.load_plugin(name.clone(), version.clone(), bytes.clone()).await?;
+        if let Some(store) = &self.store {
+            store.save_plugin(&name, &version, &bytes)?;
+        }
+        Ok((info, true))
     }
 
     /// Connectors whose current run uses `name@version`, or whose config names that version.
@@ -329,6 +399,9 @@ impl Host {
             return Err(HostError::InUse { plugin: format!("{name}@{version}"), connectors: users });
         }
         if self.registry().remove(name, version) {
+            if let Some(store) = &self.store {
+                store.remove_plugin(name, version)?;
+            }
             Ok(())
         } else {
             Err(HostError::Plugin(RegistryError::UnknownVersion { name: name.to_string(), version: version.to_owned(), known: String::new() }))
