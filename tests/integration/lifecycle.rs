@@ -29,11 +29,7 @@ async fn pause_resume_stop_over_the_api_lose_nothing() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(unique("turnpike-life"));
     let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
     let host = HostProcess::start(&dir, &config)?;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while http(&host.admin, "GET", "/healthz").map(|r| r.0) .unwrap_or(0) != 200 {
-        anyhow::ensure!(Instant::now() < deadline, "host never served; log:\n{}", host.log_text());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_healthy(&host)?;
     let connector = json!({
         "topics": [topic_in], "output_topic": topic_out,
         "batch": { "max_wait_ms": 5 },
@@ -73,20 +69,11 @@ async fn a_restarted_host_comes_back_as_it_was() -> anyhow::Result<()> {
     create_topic(&topic, 1).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-restore"));
     let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
-    let wait_healthy = |host: &HostProcess| -> anyhow::Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while http(&host.admin, "GET", "/healthz").map(|r| r.0).unwrap_or(0) != 200 {
-            anyhow::ensure!(Instant::now() < deadline, "host never served; log:\n{}", host.log_text());
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Ok(())
-    };
     let mut host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
 
     // An uploaded plugin version, and three connectors left in three states.
-    let identity = turnpike_builtins::build_all()?.into_iter().find(|(n, _)| *n == "identity").expect("identity").1;
-    let (code, _) = upload(&host.admin, "copy", "2.0.0", &std::fs::read(identity)?)?;
+    let (code, _) = upload_plugin(&host.admin, "copy", "2.0.0", &builtin("identity")?)?;
     assert_eq!(code, 201);
     for name in ["run", "pau", "sto"] {
         let connector = json!({ "topics": [topic], "output_topic": format!("{topic}-{name}"), "transforms": [{ "plugin": "copy@2.0.0" }] });
@@ -108,20 +95,4 @@ async fn a_restarted_host_comes_back_as_it_was() -> anyhow::Result<()> {
     assert_eq!(plugins["plugins"][0]["version"], "2.0.0");
     assert_eq!(plugins["plugins"][0]["used_by"], json!(["pau", "run", "sto"]));
     Ok(())
-}
-
-/// Uploads a component through the admin API.
-fn upload(address: &str, name: &str, version: &str, bytes: &[u8]) -> anyhow::Result<(u16, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address)?;
-    write!(
-        stream,
-        "POST /v1/plugins?name={name}&version={version} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/wasm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        bytes.len()
-    )?;
-    stream.write_all(bytes)?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let code = response.split(' ').nth(1).unwrap_or("0").parse()?;
-    Ok((code, response))
 }

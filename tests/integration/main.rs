@@ -5,5 +5,6 @@ mod config_errors;
 mod delivery;
 mod dev;
 mod faults;
+mod hot_swap;
 mod lifecycle;
 mod masking;

@@ -269,6 +269,46 @@ pub fn event_stream(address: &str) -> Result<std::io::BufReader<TcpStream>> {
     }
 }
 
+/// Uploads a component through the admin API; `(status, response text)`.
+pub fn upload_plugin(address: &str, name: &str, version: &str, bytes: &[u8]) -> Result<(u16, String)> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    write!(
+        stream,
+        "POST /v1/plugins?name={name}&version={version} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/wasm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        bytes.len()
+    )?;
+    stream.write_all(bytes)?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response.split(' ').nth(1).context("status line")?.parse()?;
+    Ok((status, response))
+}
+
+/// A built-in plugin's component bytes, built from source.
+pub fn builtin(name: &str) -> Result<Vec<u8>> {
+    let built = turnpike_builtins::build_all()?;
+    let path = &built.iter().find(|(n, _)| *n == name).context("no such built-in")?.1;
+    Ok(std::fs::read(path)?)
+}
+
+/// Waits until `GET /healthz` answers.
+pub fn wait_healthy(host: &HostProcess) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while http(&host.admin, "GET", "/healthz").map(|r| r.0).unwrap_or(0) != 200 {
+        if Instant::now() > deadline {
+            bail!("host never served; log:\n{}", host.log_text());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// One fixture from `tests/components` (`faulty`, `tagger`, `wrong_world`), built from source.
+pub fn fixture(name: &str) -> Result<Vec<u8>> {
+    Ok(std::fs::read(turnpike_builtins::build_test_fixtures()?.join(format!("{name}.wasm")))?)
+}
+
 /// The fault fixtures (`tests/components`), built from source: `(faulty.wasm, wrong_world.wasm)`.
 pub fn fixtures() -> Result<(PathBuf, PathBuf)> {
     let out = turnpike_builtins::build_test_fixtures()?;

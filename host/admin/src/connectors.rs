@@ -91,7 +91,10 @@ fn config_error(e: ConfigError) -> ApiError {
 }
 
 /// `PUT /v1/connectors/{name}` with the connector as JSON (`name` may be left out). `201`
-/// when created; `200` otherwise, with `"changed": false` when the same body changed nothing.
+/// when created; `200` otherwise, with `"changed": false` when the same body changed nothing,
+/// and `"restarted": false` when only the plugin chain changed and the running connector
+/// switched to it between two batches. A chain that cannot start is `422` (`swap_failed`);
+/// the connector keeps running what it ran.
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let mut document: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
@@ -112,6 +115,7 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
     let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
     answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
+    answer["restarted"] = serde_json::Value::Bool(matches!(applied, Applied::Created | Applied::Updated));
     Ok((status, Json(answer)))
 }
 

@@ -44,6 +44,7 @@ impl From<HostError> for ApiError {
             HostError::Duplicate(_) => Self::new(StatusCode::CONFLICT, "connector_exists", detail),
             HostError::NotFound(_) => Self::new(StatusCode::NOT_FOUND, "connector_not_found", detail),
             HostError::State(_) => Self::new(StatusCode::CONFLICT, "wrong_state", detail),
+            HostError::SwapFailed(_) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "swap_failed", detail),
             HostError::Plugin(RegistryError::Broken { class, .. }) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, class, detail),
             HostError::Plugin(_) => Self::new(StatusCode::NOT_FOUND, "plugin_not_found", detail),
             HostError::Load { source, .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, source.class(), detail),

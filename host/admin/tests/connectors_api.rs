@@ -159,3 +159,57 @@ async fn lifecycle_pause_resume_stop_restart() {
         assert_eq!(send(&app, "POST", &format!("/v1/connectors/ghost/{action}"), None).await.0, StatusCode::NOT_FOUND, "{action}");
     }
 }
+
+async fn upload(app: &Router, name: &str, version: &str) {
+    let request = Request::post(format!("/v1/plugins?name={name}&version={version}")).header("content-type", "application/wasm").body(Body::from(pii_mask())).unwrap();
+    assert!(app.clone().oneshot(request).await.unwrap().status().is_success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn changing_only_the_plugin_version_swaps_without_a_restart() {
+    let app = app().await;
+    upload(&app, "pii-mask", "2.0.0").await;
+    send(&app, "PUT", "/v1/connectors/swap", Some(connector("s"))).await;
+    let before = wait_state(&app, "swap", "RUNNING").await;
+
+    let mut v2 = connector("s");
+    v2["transforms"][0]["plugin"] = json!("pii-mask@2.0.0");
+    let (status, body) = send(&app, "PUT", "/v1/connectors/swap", Some(v2.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!((&body["changed"], &body["restarted"]), (&json!(true), &json!(false)));
+    assert_eq!(body["plugins"], json!(["pii-mask@2.0.0"]));
+    assert_eq!(body["state_since"], before["state_since"], "no restart: the state never changed");
+
+    // A chain that cannot start is refused, and the connector keeps what it runs.
+    let mut broken = v2.clone();
+    broken["transforms"][0]["config"] = json!({ "fields": ["a..b"] });
+    let (status, body) = send(&app, "PUT", "/v1/connectors/swap", Some(broken)).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("swap_failed")), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("still running pii-mask@2.0.0"), "{body}");
+    let (_, now) = send(&app, "GET", "/v1/connectors/swap", None).await;
+    assert_eq!(now["plugins"], json!(["pii-mask@2.0.0"]));
+    assert_eq!(now["config"]["transforms"][0]["config"]["fields"], json!(["email"]), "the refused config was not kept");
+    assert!(now["swap_error"].as_str().is_some_and(|e| e.contains("empty segment")), "{now}");
+    assert_eq!(now["state"], "RUNNING");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connector_on_latest_follows_a_new_upload() {
+    let app = app().await;
+    let mut on_latest = connector("s");
+    on_latest["transforms"][0]["plugin"] = json!("pii-mask@latest");
+    send(&app, "PUT", "/v1/connectors/follow", Some(on_latest)).await;
+    wait_state(&app, "follow", "RUNNING").await;
+    assert_eq!(send(&app, "GET", "/v1/connectors/follow", None).await.1["plugins"], json!(["pii-mask@1.0.0"]));
+    upload(&app, "pii-mask", "3.0.0").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, now) = send(&app, "GET", "/v1/connectors/follow", None).await;
+        if now["plugins"] == json!(["pii-mask@3.0.0"]) {
+            assert_eq!(now["state"], "RUNNING");
+            break;
+        }
+        assert!(Instant::now() < deadline, "never switched to 3.0.0: {now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

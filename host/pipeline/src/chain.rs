@@ -75,6 +75,17 @@ impl ChainError {
     }
 }
 
+/// Creates one stage's instance; a fault in `create` is counted and reported. A free function
+/// (not a `&Chain` method) because the chain holds wasmtime stores, which are not `Sync`.
+async fn create(info: &PluginInfo, config_json: &str, connector: &str, limits: &InstanceLimits, status: &LiveStatus) -> Result<TransformInstance, ChainError> {
+    let labels = InstanceLabels { connector: connector.to_owned(), plugin: info.label() };
+    let created = TransformInstance::create(&info.plugin, config_json, labels, limits.clone()).await;
+    if let Err(CreateError::Fault(fault)) = &created {
+        status.fault(&info.label(), fault.class(), &fault.to_string());
+    }
+    created.map_err(|source| ChainError::Create { plugin: info.label(), source })
+}
+
 /// How often a batch the plugin calls `retriable` is retried, and the first backoff (doubled
 /// each time).
 const RETRIES: u32 = 3;
@@ -120,15 +131,24 @@ impl Chain {
             stage.instance = None;
         }
         if stage.instance.is_none() {
-            let labels = InstanceLabels { connector: self.connector.clone(), plugin: stage.info.label() };
-            let created = TransformInstance::create(&stage.info.plugin, &stage.config_json, labels, self.limits.clone()).await;
-            if let Err(CreateError::Fault(fault)) = &created {
-                self.status.fault(&stage.info.label(), fault.class(), &fault.to_string());
-            }
-            let created = created.map_err(|source| ChainError::Create { plugin: stage.info.label(), source })?;
-            stage.instance = Some(created);
+            let (info, config) = (stage.info.clone(), stage.config_json.clone());
+            let created = create(&info, &config, &self.connector, &self.limits, &self.status).await?;
+            self.stages[i].instance = Some(created);
         }
-        Ok(stage.instance.as_mut().expect("instance was just created"))
+        Ok(self.stages[i].instance.as_mut().expect("instance was just created"))
+    }
+
+    /// Replaces the chain's stages, between two batches. Every new instance is created first;
+    /// if any fails, the running stages stay as they were and the error says why.
+    pub(crate) async fn swap(&mut self, stages: Vec<(PluginInfo, serde_json::Value)>) -> Result<(), ChainError> {
+        let mut fresh = Vec::with_capacity(stages.len());
+        for (info, config) in stages {
+            let mut stage = Stage::new(info, &config);
+            stage.instance = Some(create(&stage.info, &stage.config_json, &self.connector, &self.limits, &self.status).await?);
+            fresh.push(stage);
+        }
+        self.stages = fresh;
+        Ok(())
     }
 
     /// One call on stage `i`'s instance; a fault discards the instance and is reported.

@@ -47,6 +47,20 @@ pub enum EventKind {
     },
     /// Someone asked for a restart.
     ManualRestart,
+    /// A running connector switched plugin versions between two batches.
+    PluginSwapped {
+        /// Versions before.
+        from: Vec<String>,
+        /// Versions now.
+        to: Vec<String>,
+    },
+    /// A switch was refused; the connector keeps its current versions.
+    SwapFailed {
+        /// The versions asked for.
+        to: Vec<String>,
+        /// Why they could not start.
+        reason: String,
+    },
 }
 
 impl EventKind {
@@ -58,6 +72,8 @@ impl EventKind {
             EventKind::RestartScheduled { .. } => "restart_scheduled",
             EventKind::GaveUp { .. } => "gave_up",
             EventKind::ManualRestart => "manual_restart",
+            EventKind::PluginSwapped { .. } => "plugin_swapped",
+            EventKind::SwapFailed { .. } => "swap_failed",
         }
     }
 }
@@ -102,6 +118,8 @@ impl Events {
             EventKind::RestartScheduled { attempt, delay_ms } => tracing::info!(connector, attempt, delay_ms, "restart scheduled"),
             EventKind::GaveUp { failures, window_s } => tracing::error!(connector, failures, window_s, "connector failed too often; staying FAILED until restarted by hand"),
             EventKind::ManualRestart => tracing::info!(connector, "manual restart"),
+            EventKind::PluginSwapped { from, to } => tracing::info!(connector, ?from, ?to, "plugin versions swapped between batches"),
+            EventKind::SwapFailed { to, reason } => tracing::warn!(connector, ?to, %reason, "plugin swap refused; keeping the running versions"),
         }
         *self.counts.lock().unwrap_or_else(|p| p.into_inner()).entry(kind.name()).or_default() += 1;
         let event = Event { time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(), connector: connector.to_owned(), kind };

@@ -14,6 +14,7 @@ use turnpike_state::{Lifecycle, StateError, StateStore};
 
 use crate::chain::{Chain, Stage};
 use crate::dry_run::{DryRunResult, SampleRecord};
+use crate::swap::SwapRequest;
 use crate::events::{EventKind, Events};
 use crate::registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 use crate::status::{ConnectorState, ConnectorStatus, FaultInfo, LiveStatus};
@@ -62,6 +63,9 @@ pub enum HostError {
     /// A dry run could not run.
     #[error(transparent)]
     DryRun(#[from] crate::dry_run::DryRunError),
+    /// The connector refused to switch plugin versions and keeps running the old ones.
+    #[error("the new plugin versions could not start: {0}")]
+    SwapFailed(String),
     /// The change was made but could not be saved to the state directory.
     #[error("the change is live but was not saved, so a restart would lose it: {0}")]
     Persist(#[from] StateError),
@@ -81,6 +85,7 @@ struct Running {
     /// `None` while stopped: nothing runs and nothing is held.
     supervisor: Option<JoinHandle<()>>,
     paused: tokio::sync::watch::Sender<bool>,
+    swaps: tokio::sync::watch::Sender<SwapRequest>,
 }
 
 /// What `put_connector` did.
@@ -90,6 +95,9 @@ pub enum Applied {
     Created,
     /// The configuration changed; the connector was restarted with it.
     Updated,
+    /// Only the plugin chain changed; the running connector switched to it between two
+    /// batches, without a restart.
+    Swapped,
     /// The same configuration again: nothing was restarted.
     Unchanged,
 }
@@ -137,7 +145,8 @@ impl Host {
                 Lifecycle::Stopped => {
                     status.set(ConnectorState::Stopped, None);
                     let (paused, _) = tokio::sync::watch::channel(false);
-                    Running { config, status, cancel: CancellationToken::new(), supervisor: None, paused }
+                    let (swaps, _) = tokio::sync::watch::channel(SwapRequest::default());
+                    Running { config, status, cancel: CancellationToken::new(), supervisor: None, paused, swaps }
                 }
                 Lifecycle::Paused => {
                     let running = self.supervise(config, status);
@@ -222,8 +231,10 @@ impl Host {
     fn supervise(&self, config: ConnectorConfig, status: Arc<LiveStatus>) -> Running {
         let cancel = CancellationToken::new();
         let (paused, paused_rx) = tokio::sync::watch::channel(false);
-        let supervisor = tokio::spawn(supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone(), paused_rx));
-        Running { config, status, cancel, supervisor: Some(supervisor), paused }
+        let (swaps, swaps_rx) = tokio::sync::watch::channel(SwapRequest::default());
+        let channels = (paused_rx, swaps_rx);
+        let supervisor = tokio::spawn(supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone(), channels));
+        Running { config, status, cancel, supervisor: Some(supervisor), paused, swaps }
     }
 
     /// Stops the connector's current run gracefully (in-flight work committed) and waits.
@@ -283,6 +294,13 @@ impl Host {
                 Ok(Applied::Created)
             }
             Some((true, _)) => Ok(Applied::Unchanged),
+            Some((false, false)) if self.swappable(&name, &config) => {
+                let stages = self.resolve(&config)?;
+                self.swap(&name, stages, true).await?;
+                self.with(&name, |r| r.config = config)?;
+                self.save(&name)?;
+                Ok(Applied::Swapped)
+            }
             Some((false, stopped)) => {
                 self.halt(&name).await?;
                 self.with(&name, |r| {
@@ -294,6 +312,65 @@ impl Host {
                 })?;
                 self.save(&name)?;
                 Ok(Applied::Updated)
+            }
+        }
+    }
+
+    /// Whether `config` differs from the running one only in its plugin chain, and the
+    /// connector's task is alive to switch.
+    fn swappable(&self, name: &str, config: &ConnectorConfig) -> bool {
+        self.with(name, |r| {
+            let mut same = r.config.clone();
+            same.transforms = config.transforms.clone();
+            same == *config && matches!(r.status.state(), ConnectorState::Running | ConnectorState::Paused)
+        })
+        .unwrap_or(false)
+    }
+
+    fn resolve(&self, config: &ConnectorConfig) -> Result<Vec<(PluginInfo, serde_json::Value)>, HostError> {
+        Ok(config.transforms.iter().map(|t| Ok((self.registry().resolve(&t.plugin)?, t.config.clone()))).collect::<Result<_, RegistryError>>()?)
+    }
+
+    /// Publishes new stages for a running connector. With `wait`, waits until its task has
+    /// switched (or refused, keeping the old versions).
+    async fn swap(&self, name: &str, stages: Vec<(PluginInfo, serde_json::Value)>, wait: bool) -> Result<(), HostError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let reply = Arc::new(Mutex::new(wait.then_some(tx)));
+        self.with(name, |r| {
+            let generation = r.swaps.borrow().generation + 1;
+            r.swaps.send_replace(SwapRequest { generation, stages, reply });
+        })?;
+        if !wait {
+            return Ok(());
+        }
+        match tokio::time::timeout(SWAP_WAIT, rx).await {
+            Ok(Ok(Ok(_))) => Ok(()),
+            Ok(Ok(Err(reason))) => Err(HostError::SwapFailed(reason)),
+            _ => Err(HostError::SwapFailed(format!("the connector did not take the new versions within {SWAP_WAIT:?}"))),
+        }
+    }
+
+    /// After a new version of `name` is registered: running connectors that use
+    /// `name@latest` switch to it at their next batch boundary.
+    async fn follow_latest(&self, name: &PluginName) {
+        let users: Vec<(String, ConnectorConfig)> = {
+            let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+            connectors
+                .iter()
+                .filter(|(_, r)| r.supervisor.is_some() && r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.is_none()))
+                .map(|(n, r)| (n.clone(), r.config.clone()))
+                .collect()
+        };
+        for (connector, config) in users {
+            match self.resolve(&config) {
+                Ok(stages) => {
+                    let labels: Vec<String> = stages.iter().map(|(i, _)| i.label()).collect();
+                    if self.with(&connector, |r| r.status.plugins() != labels).unwrap_or(false) {
+                        // Without waiting: the outcome shows in the status and the events.
+                        let _ = self.swap(&connector, stages, false).await;
+                    }
+                }
+                Err(e) => tracing::warn!(%connector, error = %e, "cannot follow the latest plugin version"),
             }
         }
     }
@@ -375,6 +452,7 @@ impl Host {
         if let Some(store) = &self.store {
             store.save_plugin(&name, &version, &bytes)?;
         }
+        self.follow_latest(&name).await;
         Ok((info, true))
     }
 
@@ -453,19 +531,20 @@ fn snapshot(r: &Running) -> ConnectorStatus {
 }
 
 /// Runs a connector until cancelled; restarts it after failures as its policy allows.
-async fn supervise(
-    shared: Arc<Shared>,
-    config: ConnectorConfig,
-    status: Arc<LiveStatus>,
-    cancel: CancellationToken,
-    paused: tokio::sync::watch::Receiver<bool>,
-) {
+/// How long a `PUT` waits for a running connector to switch plugin versions: its current
+/// batch must finish first.
+const SWAP_WAIT: Duration = Duration::from_secs(60);
+
+/// The channels a connector's task listens to: pause, and plugin swaps.
+type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::watch::Receiver<SwapRequest>);
+
+async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
     let name = config.name.to_string();
     let policy = config.restart.clone();
     let window = Duration::from_secs(policy.window_s.get());
     let mut failures: VecDeque<Instant> = VecDeque::new();
     loop {
-        match build_task(&shared, &config, &status, &cancel, &paused) {
+        match build_task(&shared, &config, &status, &cancel, &controls) {
             Ok(task) => task.run().await,
             Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
         }
@@ -510,7 +589,7 @@ fn build_task(
     config: &ConnectorConfig,
     status: &Arc<LiveStatus>,
     cancel: &CancellationToken,
-    paused: &tokio::sync::watch::Receiver<bool>,
+    (paused, swaps): &Controls,
 ) -> Result<ConnectorTask, FaultInfo> {
     let stages = config
         .transforms
@@ -544,6 +623,8 @@ fn build_task(
         status: status.clone(),
         cancel: cancel.clone(),
         paused: paused.clone(),
+        applied_swap: swaps.borrow().generation,
+        swaps: swaps.clone(),
     })
 }
 

@@ -11,6 +11,7 @@ mod events;
 mod host;
 mod registry;
 mod status;
+mod swap;
 mod task;
 
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};

@@ -74,6 +74,8 @@ pub struct ConnectorStatus {
     pub output_topic: String,
     /// Why the connector failed, when it did.
     pub error: Option<FaultInfo>,
+    /// Why the last attempt to switch plugin versions was refused, until one succeeds.
+    pub swap_error: Option<String>,
 }
 
 /// Live, shared status that the task updates and the API reads.
@@ -90,6 +92,7 @@ pub(crate) struct LiveStatus {
     failures: Mutex<BTreeMap<String, u64>>,
     /// The plugin versions of the current run, once resolved.
     plugins: Mutex<Option<Vec<String>>>,
+    swap_error: Mutex<Option<String>>,
     state: Mutex<(ConnectorState, SystemTime, Option<FaultInfo>)>,
 }
 
@@ -107,6 +110,7 @@ impl LiveStatus {
             faults: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(BTreeMap::new()),
             plugins: Mutex::new(None),
+            swap_error: Mutex::new(None),
             state: Mutex::new((ConnectorState::Unassigned, SystemTime::now(), None)),
         }
     }
@@ -135,6 +139,16 @@ impl LiveStatus {
     /// Records the plugin versions the current run resolved (`name@version`).
     pub(crate) fn set_plugins(&self, plugins: Vec<String>) {
         *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) = Some(plugins);
+    }
+
+    /// The plugin versions of the current run.
+    pub(crate) fn plugins(&self) -> Vec<String> {
+        self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// Records the outcome of a swap: `None` when it succeeded.
+    pub(crate) fn set_swap_error(&self, error: Option<String>) {
+        *self.swap_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
     }
 
     pub(crate) fn events(&self) -> &Events {
@@ -169,6 +183,7 @@ impl LiveStatus {
             topics,
             output_topic,
             error,
+            swap_error: self.swap_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         }
     }
 }

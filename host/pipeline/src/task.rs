@@ -13,6 +13,8 @@ use turnpike_runtime::{input_record, input_source, BatchBuilder, ErrorKind, Inpu
 use crate::chain::{Chain, ChainOutput, FailedRecord};
 use crate::committer::{self, PendingBatch, IN_FLIGHT_BATCHES};
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
+use crate::swap::SwapRequest;
+use crate::events::EventKind;
 
 pub(crate) struct ConnectorTask {
     pub(crate) config: ConnectorConfig,
@@ -23,6 +25,10 @@ pub(crate) struct ConnectorTask {
     pub(crate) cancel: CancellationToken,
     /// `true` while the connector is paused.
     pub(crate) paused: tokio::sync::watch::Receiver<bool>,
+    /// Plugin versions to switch to.
+    pub(crate) swaps: tokio::sync::watch::Receiver<SwapRequest>,
+    /// The swap generation this task's chain already reflects.
+    pub(crate) applied_swap: u64,
 }
 
 /// Why the loop ended.
@@ -75,6 +81,7 @@ impl ConnectorTask {
         let max_records = self.config.batch.max_records.get() as usize;
         let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
         loop {
+            self.apply_swap().await;
             if *self.paused.borrow() {
                 if let Some(exit) = self.wait_while_paused().await {
                     return exit;
@@ -82,10 +89,15 @@ impl ConnectorTask {
             }
             let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
             let mut offsets = Offsets::default();
-            let paused = &mut self.paused;
-            // A pause interrupts only an idle wait; a batch already started is completed.
+            let (paused, swaps) = (&mut self.paused, &mut self.swaps);
+            // A pause or a swap interrupts only an idle wait; a batch already started is
+            // completed (on the plugin versions it started with).
             let pause_requested = async {
-                if paused.changed().await.is_err() {
+                let closed = tokio::select! {
+                    r = paused.changed() => r.is_err(),
+                    r = swaps.changed() => r.is_err(),
+                };
+                if closed {
                     std::future::pending::<()>().await;
                 }
             };
@@ -148,13 +160,41 @@ impl ConnectorTask {
             tokio::select! {
                 _ = self.cancel.cancelled() => return Some(Exit::Shutdown),
                 changed = self.paused.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
+                changed = self.swaps.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
             }
+            self.apply_swap().await;
         }
         if let Err(e) = self.consumer.resume_all() {
             tracing::warn!(connector = %self.config.name, error = %e, "could not resume fetching");
         }
         self.status.set(ConnectorState::Running, None);
         None
+    }
+
+    /// Switches plugin versions if a new swap generation was published; between batches.
+    async fn apply_swap(&mut self) {
+        let request = self.swaps.borrow().clone();
+        if request.generation == self.applied_swap {
+            return;
+        }
+        self.applied_swap = request.generation;
+        let name = self.config.name.to_string();
+        let from = self.chain.plugin_labels();
+        let to: Vec<String> = request.stages.iter().map(|(info, _)| info.label()).collect();
+        match self.chain.swap(request.stages.clone()).await {
+            Ok(()) => {
+                self.status.set_plugins(to.clone());
+                self.status.set_swap_error(None);
+                self.status.events().emit(&name, EventKind::PluginSwapped { from, to: to.clone() });
+                request.answer(Ok(to));
+            }
+            Err(e) => {
+                let reason = format!("{e}; still running {}", from.join(", "));
+                self.status.set_swap_error(Some(reason.clone()));
+                self.status.events().emit(&name, EventKind::SwapFailed { to, reason: reason.clone() });
+                request.answer(Err(reason));
+            }
+        }
     }
 
     /// Logs every failed record; decides whether the connector must stop.
