@@ -8,3 +8,4 @@ mod faults;
 mod hot_swap;
 mod lifecycle;
 mod masking;
+mod offsets;

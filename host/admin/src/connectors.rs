@@ -158,6 +158,61 @@ pub async fn stop(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Re
     lifecycle(&host, &name, "stop").await
 }
 
+#[derive(Serialize)]
+pub struct OffsetsView {
+    connector: String,
+    group_id: String,
+    partitions: Vec<turnpike_pipeline::PartitionOffsets>,
+}
+
+/// `GET /v1/connectors/{name}/offsets`: committed offsets, partition ranges and lag.
+pub async fn offsets(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<OffsetsView>, ApiError> {
+    let (group_id, partitions) = host.offsets(&name).await.map_err(|e| lifecycle_error(e, &name))?;
+    Ok(Json(OffsetsView { connector: name, group_id, partitions }))
+}
+
+/// An explicit offset in a reset request.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionOffset {
+    topic: String,
+    partition: i32,
+    offset: i64,
+}
+
+/// Where to reset to: exactly one of the three.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResetRequest {
+    /// `earliest` or `latest`.
+    to: Option<String>,
+    /// Milliseconds since the epoch: the first record at or after it.
+    timestamp: Option<i64>,
+    /// Explicit offsets.
+    offsets: Option<Vec<PartitionOffset>>,
+}
+
+/// `POST /v1/connectors/{name}/offsets/reset`, only while `STOPPED`.
+pub async fn reset_offsets(
+    State(host): State<Arc<Host>>,
+    Path(name): Path<String>,
+    Json(request): Json<ResetRequest>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    use turnpike_pipeline::ResetTo;
+    let bad = |detail: &str| ApiError::new(StatusCode::BAD_REQUEST, "invalid_reset", detail.to_owned());
+    let to = match (request.to.as_deref(), request.timestamp, request.offsets) {
+        (Some("earliest"), None, None) => ResetTo::Earliest,
+        (Some("latest"), None, None) => ResetTo::Latest,
+        (Some(other), None, None) => return Err(bad(&format!("`to` must be `earliest` or `latest`, not {other:?}"))),
+        (None, Some(ms), None) => ResetTo::Timestamp(ms),
+        (None, None, Some(list)) if !list.is_empty() => ResetTo::Explicit(list.into_iter().map(|p| (p.topic, p.partition, p.offset)).collect()),
+        _ => return Err(bad("give exactly one of: `to` (`earliest` or `latest`), `timestamp` (ms), `offsets` (a non-empty list)")),
+    };
+    let targets = host.reset_offsets(&name, to).await.map_err(|e| lifecycle_error(e, &name))?;
+    let partitions: Vec<PartitionOffset> = targets.into_iter().map(|(topic, partition, offset)| PartitionOffset { topic, partition, offset }).collect();
+    Ok(Json(serde_json::json!({ "connector": name, "partitions": partitions })))
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RestartParams {

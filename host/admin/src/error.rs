@@ -65,6 +65,7 @@ impl From<HostError> for ApiError {
                 tracing::error!(error = %detail, "state directory write failed behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "the change is live but could not be saved; see the host log")
             }
+            HostError::Kafka(turnpike_pipeline::KafkaError::NoSuchPartition { .. }) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_such_partition", detail),
             HostError::Kafka(_) => {
                 tracing::error!(error = %detail, "kafka error behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "kafka_unavailable", "the Kafka cluster could not be reached; see the host log")

@@ -37,6 +37,8 @@ pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Route
         .route("/v1/connectors/{name}/resume", post(connectors::resume))
         .route("/v1/connectors/{name}/stop", post(connectors::stop))
         .route("/v1/connectors/{name}/restart", post(connectors::restart))
+        .route("/v1/connectors/{name}/offsets", get(connectors::offsets))
+        .route("/v1/connectors/{name}/offsets/reset", post(connectors::reset_offsets))
         .route("/v1/plugins", get(plugins::list).post(plugins::upload))
         .route("/v1/plugins/{name}", get(plugins::show))
         .route("/v1/plugins/{name}/{version}", delete(plugins::delete))

@@ -22,6 +22,17 @@ pub enum KafkaError {
     /// Pausing or resuming fetches failed.
     #[error("could not pause or resume the consumer: {0}")]
     Pause(rdkafka::error::KafkaError),
+    /// Reading offsets or partition metadata failed.
+    #[error("could not read offsets: {0}")]
+    Offsets(rdkafka::error::KafkaError),
+    /// An explicit offset names a partition the connector's topics do not have.
+    #[error("topic {topic:?} has no partition {partition} among the connector's input topics")]
+    NoSuchPartition {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// Committing offsets failed.
     #[error("could not commit offsets: {0}")]
     Commit(rdkafka::error::KafkaError),

@@ -7,9 +7,11 @@
 mod consumer;
 mod embedded;
 mod error;
+mod offsets;
 mod producer;
 
 pub use consumer::{ConsumedRecord, Consumer, ConsumerOptions, Offsets};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
+pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
 pub use producer::{Delivery, OutgoingRecord, Producer};

@@ -14,9 +14,17 @@ use crate::status::{ConnectorState, FaultInfo, LiveStatus};
 /// the consumer down (backpressure) instead of buffering without end.
 pub(crate) const IN_FLIGHT_BATCHES: usize = 8;
 
-/// How often acknowledged offsets are committed while running; also committed at shutdown.
-/// A crash re-reads at most this much acknowledged work (duplicates, never losses).
+/// How often acknowledged offsets are committed while running (busy or idle); also
+/// committed at shutdown. A crash re-reads at most this much acknowledged work (duplicates,
+/// never losses).
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Commits without waiting; a failure is retried at the next commit (offsets only grow).
+fn commit(consumer: &Consumer, acknowledged: &Offsets, connector: &str) {
+    if let Err(e) = consumer.commit(acknowledged, false) {
+        tracing::warn!(%connector, error = %e, "offset commit failed; will retry");
+    }
+}
 
 /// One batch's outputs in flight and the offsets they complete.
 pub(crate) struct PendingBatch {
@@ -36,7 +44,20 @@ pub(crate) async fn run(
 ) {
     let mut acknowledged = Offsets::default();
     let mut last_commit = Instant::now();
-    'batches: while let Some(batch) = batches.recv().await {
+    // Whether `acknowledged` has offsets not yet committed; an idle connector commits them
+    // on the timer, not only when the next batch arrives.
+    let mut dirty = false;
+    'batches: loop {
+        let due = tokio::time::Instant::from_std(last_commit + COMMIT_INTERVAL);
+        let batch = tokio::select! {
+            batch = batches.recv() => batch,
+            _ = tokio::time::sleep_until(due), if dirty => {
+                commit(&consumer, &acknowledged, &connector);
+                (last_commit, dirty) = (Instant::now(), false);
+                continue;
+            }
+        };
+        let Some(batch) = batch else { break };
         let outputs = batch.deliveries.len() as u64;
         for delivery in batch.deliveries {
             if let Err(e) = delivery.wait().await {
@@ -48,11 +69,10 @@ pub(crate) async fn run(
         }
         LiveStatus::add(&status.records_out, outputs);
         acknowledged.merge(&batch.offsets);
+        dirty = true;
         if last_commit.elapsed() >= COMMIT_INTERVAL {
-            if let Err(e) = consumer.commit(&acknowledged, false) {
-                tracing::warn!(%connector, error = %e, "offset commit failed; will retry");
-            }
-            last_commit = Instant::now();
+            commit(&consumer, &acknowledged, &connector);
+            (last_commit, dirty) = (Instant::now(), false);
         }
     }
     // Refuse further batches at once, so a task blocked on a full channel wakes up.

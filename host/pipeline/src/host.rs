@@ -8,7 +8,7 @@ use rand::Rng;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, RestartPolicy, SandboxConfig};
-use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
+use turnpike_kafka::{group_offsets, reset_group_offsets, Consumer, ConsumerOptions, KafkaError, PartitionOffsets, Producer, ResetTo};
 use turnpike_runtime::{InstanceLimits, LoadError, Runtime};
 use turnpike_state::{Lifecycle, StateError, StateStore};
 
@@ -425,6 +425,31 @@ impl Host {
         self.save(name)
     }
 
+    /// The connector's consumer group and where it stands on every input partition.
+    pub async fn offsets(&self, name: &str) -> Result<(String, Vec<PartitionOffsets>), HostError> {
+        let config = self.with(name, |r| r.config.clone())?;
+        let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
+        let g = group.clone();
+        let read = tokio::task::spawn_blocking(move || group_offsets(&kafka, &g, &topics)).await;
+        Ok((group, read.map_err(|e| HostError::State(format!("offsets task: {e}")))??))
+    }
+
+    /// Moves a stopped connector's committed offsets; it reads from there when resumed.
+    pub async fn reset_offsets(&self, name: &str, to: ResetTo) -> Result<Vec<(String, i32, i64)>, HostError> {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        let (config, stopped) = self.with(name, |r| (r.config.clone(), r.supervisor.is_none()))?;
+        if !stopped {
+            return Err(HostError::State(format!(
+                "connector {name:?} is not stopped: stop it first (POST /v1/connectors/{name}/stop), so no consumer commits over the reset"
+            )));
+        }
+        let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
+        let done = tokio::task::spawn_blocking(move || reset_group_offsets(&kafka, &group, &topics, &to)).await;
+        let targets = done.map_err(|e| HostError::State(format!("offsets task: {e}")))??;
+        tracing::info!(connector = %name, ?targets, "offsets reset");
+        Ok(targets)
+    }
+
     /// A connector's configuration and status.
     pub fn connector(&self, name: &str) -> Option<(ConnectorConfig, ConnectorStatus)> {
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
@@ -518,6 +543,10 @@ impl Host {
         }
         self.shared.events.close();
     }
+}
+
+fn topic_names(config: &ConnectorConfig) -> Vec<String> {
+    config.topics.iter().map(ToString::to_string).collect()
 }
 
 fn snapshot(r: &Running) -> ConnectorStatus {

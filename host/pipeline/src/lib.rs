@@ -21,5 +21,7 @@ pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
+/// Re-exported: offsets as the API reports and resets them.
+pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo};
 /// Re-exported: the operator limits a [`Host`] is built with.
 pub use turnpike_config::SandboxConfig;
