@@ -1,7 +1,10 @@
 //! `turnpike`: runs sandboxed WebAssembly plugins as Kafka connectors.
 
+mod admin_cmds;
+mod client;
 mod demo_data;
 mod dev;
+mod output;
 mod run;
 mod serve;
 
@@ -21,11 +24,31 @@ enum Command {
     /// Run a self-contained demo: an embedded broker, the built-in plugins, a generator of
     /// customer records and a PII-masking connector, with the admin API on localhost.
     Dev(dev::DevArgs),
+    /// Manage plugins on a running host (through its admin API).
+    Plugin {
+        #[command(subcommand)]
+        command: admin_cmds::PluginCmd,
+        #[command(flatten)]
+        api: admin_cmds::ApiArgs,
+    },
+    /// Manage connectors on a running host (through its admin API).
+    Connector {
+        #[command(subcommand)]
+        command: admin_cmds::ConnectorCmd,
+        #[command(flatten)]
+        api: admin_cmds::ApiArgs,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     init_tracing();
     let cli = Cli::parse();
+    // The API commands are plain blocking HTTP calls: no async runtime needed.
+    let command = match cli.command {
+        Command::Plugin { command, api } => return exit(admin_cmds::plugin(command, &api)),
+        Command::Connector { command, api } => return exit(admin_cmds::connector(command, &api)),
+        host_command => host_command,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -34,11 +57,17 @@ fn main() -> std::process::ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
+        match command {
             Command::Run(args) => run::run(args).await,
             Command::Dev(args) => dev::dev(args).await,
+            Command::Plugin { .. } | Command::Connector { .. } => unreachable!("handled above"),
         }
     });
+    exit(result)
+}
+
+/// `0` on success; otherwise the error with its causes on stderr and `2`.
+fn exit(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

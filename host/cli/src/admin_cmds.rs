@@ -1,0 +1,187 @@
+//! `turnpike plugin …` and `turnpike connector …`: the admin API from the shell.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+use crate::client::Api;
+use crate::output::{print, Format};
+
+/// Where the API is and how to print.
+#[derive(Args)]
+pub struct ApiArgs {
+    /// The admin API.
+    #[arg(long, global = true, env = "TURNPIKE_API", default_value = "http://127.0.0.1:8080")]
+    api: String,
+    /// `table` for people, `json` for scripts.
+    #[arg(long, short, global = true, value_enum, default_value = "table")]
+    output: Format,
+}
+
+#[derive(Subcommand)]
+pub enum PluginCmd {
+    /// Upload a compiled component.
+    Push {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// Plugin name.
+        #[arg(long)]
+        name: String,
+        /// Version.
+        #[arg(long)]
+        version: String,
+    },
+    /// List plugin versions.
+    Ls,
+    /// Delete a plugin version (refused while a connector uses it).
+    Rm {
+        /// Plugin name.
+        name: String,
+        /// Version.
+        version: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ConnectorCmd {
+    /// Create or update connectors from a YAML file (one connector, or a list).
+    Apply {
+        /// The YAML file.
+        #[arg(short, long)]
+        file: PathBuf,
+    },
+    /// List connectors.
+    Ls {
+        /// Only connectors in this state (RUNNING, PAUSED, STOPPED, FAILED, …).
+        #[arg(long)]
+        state: Option<String>,
+    },
+    /// Show one connector: status and configuration.
+    Get { name: String },
+    /// Stop consuming; keep plugin instances and Kafka clients.
+    Pause { name: String },
+    /// Resume a paused connector or start a stopped one.
+    Resume { name: String },
+    /// Release everything; configuration and offsets stay.
+    Stop { name: String },
+    /// Restart now with a fresh failure budget.
+    Restart {
+        name: String,
+        /// Only if it failed.
+        #[arg(long)]
+        only_failed: bool,
+    },
+    /// Delete a connector.
+    Rm { name: String },
+    /// Committed offsets and lag per partition.
+    Offsets { name: String },
+}
+
+const CONNECTOR_COLUMNS: &[(&str, &str)] = &[
+    ("NAME", "/name"),
+    ("STATE", "/state"),
+    ("IN", "/records_in"),
+    ("OUT", "/records_out"),
+    ("FAILED", "/records_failed"),
+    ("PLUGINS", "/plugins"),
+    ("ERROR", "/error"),
+];
+
+pub fn plugin(cmd: PluginCmd, args: &ApiArgs) -> Result<()> {
+    let api = Api::new(&args.api);
+    match cmd {
+        PluginCmd::Push { file, name, version } => {
+            let f = std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
+            let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+            let bar = indicatif::ProgressBar::new(size);
+            let answer = api.upload(&format!("/v1/plugins?name={name}&version={version}"), bar.wrap_read(f));
+            bar.finish_and_clear();
+            let answer = answer?;
+            print(args.output, &answer, std::slice::from_ref(&answer), &[("NAME", "/name"), ("VERSION", "/version"), ("KIND", "/kind"), ("DIGEST", "/digest"), ("SIZE", "/size")]);
+        }
+        PluginCmd::Ls => {
+            let answer = api.get("/v1/plugins")?;
+            let rows = answer["plugins"].as_array().cloned().unwrap_or_default();
+            print(args.output, &answer, &rows, &[("NAME", "/name"), ("VERSION", "/version"), ("KIND", "/kind"), ("SIZE", "/size"), ("USED BY", "/used_by"), ("DIGEST", "/digest")]);
+        }
+        PluginCmd::Rm { name, version } => {
+            api.delete(&format!("/v1/plugins/{name}/{version}"))?;
+            println!("deleted {name}@{version}");
+        }
+    }
+    Ok(())
+}
+
+pub fn connector(cmd: ConnectorCmd, args: &ApiArgs) -> Result<()> {
+    let api = Api::new(&args.api);
+    let show = |answer: Value| print(args.output, &answer, std::slice::from_ref(&answer), CONNECTOR_COLUMNS);
+    match cmd {
+        ConnectorCmd::Apply { file } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let document: Value = serde_yaml_ng::from_str(&text).with_context(|| format!("{} is not valid YAML", file.display()))?;
+            let connectors = match document {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            let mut applied = Vec::new();
+            for c in connectors {
+                let name = c["name"].as_str().with_context(|| format!("{}: every connector needs a `name`", file.display()))?.to_owned();
+                let answer = api.put(&format!("/v1/connectors/{name}"), &c).with_context(|| format!("connector {name:?}"))?;
+                let what = match (answer["changed"].as_bool(), answer["restarted"].as_bool()) {
+                    (Some(false), _) => "unchanged",
+                    (_, Some(false)) => "updated (plugins swapped, no restart)",
+                    _ => "applied",
+                };
+                if args.output == Format::Table {
+                    println!("{name}: {what}");
+                }
+                applied.push(answer);
+            }
+            if args.output == Format::Json {
+                println!("{}", serde_json::to_string_pretty(&applied)?);
+            }
+        }
+        ConnectorCmd::Ls { state } => {
+            let path = match state {
+                Some(s) => format!("/v1/connectors?state={s}"),
+                None => "/v1/connectors".into(),
+            };
+            let answer = api.get(&path)?;
+            let rows = answer["connectors"].as_array().cloned().unwrap_or_default();
+            print(args.output, &answer, &rows, CONNECTOR_COLUMNS);
+        }
+        ConnectorCmd::Get { name } => {
+            let answer = api.get(&format!("/v1/connectors/{name}"))?;
+            match args.output {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&answer)?),
+                Format::Table => {
+                    show(answer.clone());
+                    println!("{}", serde_yaml_ng::to_string(&answer["config"]).unwrap_or_default());
+                }
+            }
+        }
+        ConnectorCmd::Pause { name } => show(api.post(&format!("/v1/connectors/{name}/pause"), &json!({}))?),
+        ConnectorCmd::Resume { name } => show(api.post(&format!("/v1/connectors/{name}/resume"), &json!({}))?),
+        ConnectorCmd::Stop { name } => show(api.post(&format!("/v1/connectors/{name}/stop"), &json!({}))?),
+        ConnectorCmd::Restart { name, only_failed } => {
+            let answer = api.post(&format!("/v1/connectors/{name}/restart?only_failed={only_failed}"), &json!({}))?;
+            match args.output {
+                Format::Json => println!("{answer}"),
+                Format::Table if answer["restarted"] == json!(true) => println!("{name}: restarting"),
+                Format::Table => println!("{name}: not failed; left alone"),
+            }
+        }
+        ConnectorCmd::Rm { name } => {
+            api.delete(&format!("/v1/connectors/{name}"))?;
+            println!("deleted {name}");
+        }
+        ConnectorCmd::Offsets { name } => {
+            let answer = api.get(&format!("/v1/connectors/{name}/offsets"))?;
+            let rows = answer["partitions"].as_array().cloned().unwrap_or_default();
+            print(args.output, &answer, &rows, &[("TOPIC", "/topic"), ("PARTITION", "/partition"), ("COMMITTED", "/committed"), ("LATEST", "/latest"), ("LAG", "/lag")]);
+        }
+    }
+    Ok(())
+}
