@@ -65,36 +65,65 @@ pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Re
     Ok(Json(PluginList { plugins }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct UploadParams {
-    name: String,
-    version: String,
+    name: Option<String>,
+    version: Option<String>,
+}
+
+/// The parts of a `multipart/form-data` upload: `name` and `version` text fields (or the
+/// query) and a `component` file.
+async fn from_multipart(content_type: &str, body: Bytes, params: &mut UploadParams) -> Result<Bytes, ApiError> {
+    let bad = |detail: String| ApiError::new(StatusCode::BAD_REQUEST, "invalid_multipart", detail);
+    let boundary = multer::parse_boundary(content_type).map_err(|e| bad(format!("bad multipart Content-Type: {e}")))?;
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
+    let mut form = multer::Multipart::new(stream, boundary);
+    let mut component = None;
+    while let Some(field) = form.next_field().await.map_err(|e| bad(format!("unreadable multipart body: {e}")))? {
+        let field_name = field.name().unwrap_or_default().to_owned();
+        let data = field.bytes().await.map_err(|e| bad(format!("unreadable field {field_name:?}: {e}")))?;
+        match field_name.as_str() {
+            "component" => component = Some(data),
+            "name" => params.name = Some(String::from_utf8_lossy(&data).into_owned()),
+            "version" => params.version = Some(String::from_utf8_lossy(&data).into_owned()),
+            other => return Err(bad(format!("unknown field {other:?}: send `name`, `version` and a `component` file"))),
+        }
+    }
+    component.ok_or_else(|| bad("no `component` file field in the form".into()))
 }
 
 /// `POST /v1/plugins?name=N&version=V` with the component as the body
-/// (`Content-Type: application/wasm` or `application/octet-stream`).
+/// (`Content-Type: application/wasm` or `application/octet-stream`), or as a
+/// `multipart/form-data` form with `name`, `version` and a `component` file.
 pub async fn upload(
     State(host): State<Arc<Host>>,
-    Query(params): Query<UploadParams>,
+    Query(mut params): Query<UploadParams>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<PluginVersion>), ApiError> {
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if !matches!(content_type, "application/wasm" | "application/octet-stream") {
+    let body = if content_type.starts_with("multipart/form-data") {
+        from_multipart(content_type, body, &mut params).await?
+    } else if matches!(content_type, "application/wasm" | "application/octet-stream") {
+        body
+    } else {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
-            format!("send the component as the body with Content-Type application/wasm (got {content_type:?})"),
+            format!("send the component as the body with Content-Type application/wasm, or as a multipart form (got {content_type:?})"),
         ));
-    }
-    let name = plugin_name(&params.name)?;
-    let reference = PluginRef::try_from(format!("{}@{}", params.name, params.version))
+    };
+    let missing = |key: &str| ApiError { key: Some(key.into()), ..ApiError::new(StatusCode::BAD_REQUEST, "missing_field", format!("give the plugin's `{key}` (query or form field)")) };
+    let (name, version) = (params.name.ok_or_else(|| missing("name"))?, params.version.ok_or_else(|| missing("version"))?);
+    let params = (name, version);
+    let name = plugin_name(&params.0)?;
+    let reference = PluginRef::try_from(format!("{}@{}", params.0, params.1))
         .map_err(|e| ApiError { key: Some("version".into()), ..ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", e.to_string()) })?;
     if reference.version.is_none() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", "`latest` is a reference, not a version: name the version"));
     }
-    let (info, created) = host.upload_plugin(name, params.version, body.to_vec()).await?;
+    let (info, created) = host.upload_plugin(name, params.1, body.to_vec()).await?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(describe(&host, &info))))
 }

@@ -123,3 +123,25 @@ async fn deleting_versions() {
     assert_eq!(send(&app, delete()).await.0, StatusCode::NOT_FOUND);
     assert_eq!(send(&app, Request::get("/v1/plugins/mask").body(Body::empty()).unwrap()).await.0, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn upload_as_a_multipart_form() {
+    let app = app();
+    let boundary = "XyZ123";
+    let mut body = Vec::new();
+    for (field, value) in [("name", "formed"), ("version", "0.9.0")] {
+        body.extend(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"\r\n\r\n{value}\r\n").as_bytes());
+    }
+    body.extend(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"component\"; filename=\"p.wasm\"\r\nContent-Type: application/wasm\r\n\r\n").as_bytes());
+    body.extend(component("identity"));
+    body.extend(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let request = Request::post("/v1/plugins").header("content-type", format!("multipart/form-data; boundary={boundary}")).body(Body::from(body)).unwrap();
+    let (status, answer) = send(&app, request).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!((answer["name"].as_str(), answer["version"].as_str(), answer["kind"].as_str()), (Some("formed"), Some("0.9.0"), Some("transform")));
+
+    let empty = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx\r\n--{boundary}--\r\n");
+    let request = Request::post("/v1/plugins").header("content-type", format!("multipart/form-data; boundary={boundary}")).body(Body::from(empty)).unwrap();
+    let (status, answer) = send(&app, request).await;
+    assert_eq!((status, answer["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_multipart")), "{answer}");
+}

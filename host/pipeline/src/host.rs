@@ -191,9 +191,12 @@ impl Host {
     pub async fn load_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<PluginInfo, HostError> {
         let runtime = self.runtime.clone();
         let label = format!("{name}@{version}");
-        let loaded = tokio::task::spawn_blocking(move || runtime.load(&bytes))
+        let cache = self.store.as_ref().map(StateStore::compiled_dir);
+        let started = Instant::now();
+        let loaded = tokio::task::spawn_blocking(move || runtime.load_cached(&bytes, cache.as_deref()))
             .await
             .unwrap_or_else(|e| Err(LoadError::Engine(format!("compile task: {e}"))));
+        let load_ms = started.elapsed().as_millis() as u64;
         let plugin = match loaded {
             Ok(plugin) => plugin,
             Err(source) => {
@@ -204,7 +207,7 @@ impl Host {
             }
         };
         let info = PluginInfo { name, version, plugin };
-        tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), "plugin registered");
+        tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), load_ms, "plugin registered");
         self.registry().register(info.clone());
         Ok(info)
     }

@@ -1,5 +1,6 @@
 //! A compiled, type-checked plugin version, ready to instantiate cheaply.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -43,20 +44,43 @@ struct Inner {
 }
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
+
+/// The file name of a component's compiled artefact: its content digest and a hash of
+/// everything that makes compiled code compatible (wasmtime version, target, settings).
+fn artefact_name(engine: &Engine, digest: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    env!("CARGO_PKG_VERSION").hash(&mut h);
+    format!("{digest}-{:016x}.cwasm", h.finish())
+}
 const CORE_MODULE_VERSION: [u8; 4] = [1, 0, 0, 0];
 
 impl Runtime {
     /// Compiles a component and checks that it implements a Turnpike world. CPU-heavy (tens of
     /// milliseconds to seconds): call it from a blocking thread, not an async task.
     pub fn load(&self, bytes: &[u8]) -> Result<Plugin, LoadError> {
+        self.load_cached(bytes, None)
+    }
+
+    /// Like [`Runtime::load`], keeping compiled code in `cache_dir` so that the same component
+    /// is compiled once across host restarts.
+    ///
+    /// Only the host writes that directory, and it only ever deserializes artefacts named by
+    /// the digest of the component it was given: compiled code is machine code and is never
+    /// accepted from anyone else. An artefact that does not deserialize (another wasmtime
+    /// version, a damaged file) is recompiled and replaced.
+    pub fn load_cached(&self, bytes: &[u8], cache_dir: Option<&Path>) -> Result<Plugin, LoadError> {
         if Engine::detect_precompiled(bytes).is_some() {
             return Err(LoadError::Precompiled);
         }
         if bytes.len() >= 8 && &bytes[..4] == WASM_MAGIC && bytes[4..8] == CORE_MODULE_VERSION {
             return Err(LoadError::CoreModule);
         }
-        let component =
-            Component::from_binary(self.engine(), bytes).map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
+        let component = match cache_dir {
+            Some(dir) => self.compile_cached(bytes, dir)?,
+            None => Component::from_binary(self.engine(), bytes).map_err(|e| LoadError::Invalid(format!("{e:#}")))?,
+        };
         let pre = self
             .linker()
             .instantiate_pre(&component)
@@ -77,6 +101,50 @@ impl Runtime {
 /// The identity of a component's bytes: `sha256`, hex-encoded.
 pub fn digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+impl Runtime {
+    fn compile_cached(&self, bytes: &[u8], dir: &Path) -> Result<Component, LoadError> {
+        let path = dir.join(artefact_name(self.engine(), &digest(bytes)));
+        if path.exists() {
+            match deserialize_own_artefact(self.engine(), &path) {
+                Ok(component) => return Ok(component),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "cached compiled plugin unusable; recompiling"),
+            }
+        }
+        let component = Component::from_binary(self.engine(), bytes).map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
+        match component.serialize() {
+            Ok(compiled) => {
+                if let Err(e) = write_atomically(dir, &path, &compiled) {
+                    tracing::warn!(path = %path.display(), error = %e, "could not cache the compiled plugin; it will be compiled again next time");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not serialize the compiled plugin"),
+        }
+        Ok(component)
+    }
+}
+
+/// Deserializes compiled code the host wrote itself. Read into memory rather than mapped
+/// (`deserialize_file`): a mapped file truncated by anyone while the host runs would crash
+/// the process with SIGBUS.
+#[allow(unsafe_code, reason = "deserializing compiled code is unsafe by nature; see the safety comment")]
+fn deserialize_own_artefact(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    let compiled = std::fs::read(path)?;
+    // SAFETY: wasmtime requires that only trusted artefacts are deserialized, as they are
+    // machine code. This file is in the host's own state directory, under a name derived from
+    // the digest of the component being loaded, and was written by `compile_cached` from code
+    // this engine compiled; uploads can never place bytes there (they are rejected if
+    // precompiled, and stored only as components). Incompatible artefacts fail safely.
+    unsafe { Component::deserialize(engine, &compiled) }
+}
+
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), path.file_name().and_then(|n| n.to_str()).unwrap_or("artefact")));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 impl Plugin {

@@ -86,3 +86,28 @@ fn non_components_are_refused_with_a_reason() {
     let text = runtime.load(b"\0asm\x01\0\0\0").err().unwrap().to_string();
     assert!(text.contains("core WebAssembly module"), "{text}");
 }
+
+#[tokio::test]
+async fn compiled_plugins_are_cached_and_a_damaged_cache_is_recompiled() {
+    let runtime = &runtime_and_plugins().0;
+    let bytes = std::fs::read(turnpike_builtins::build_all().unwrap().into_iter().find(|(n, _)| *n == "identity").unwrap().1).unwrap();
+    let dir = std::env::temp_dir().join(format!("turnpike-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let first = runtime.load_cached(&bytes, Some(&dir)).expect("compiles and caches");
+    let cached: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cached.len(), 1, "one artefact: {cached:?}");
+    let name = cached[0].file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(name.starts_with(first.digest()) && name.ends_with(".cwasm"), "{name}");
+
+    let from_cache = runtime.load_cached(&bytes, Some(&dir)).expect("loads from the cache");
+    let mut t = TransformInstance::create(&from_cache, "{}", labels(), InstanceLimits::default()).await.unwrap();
+    assert_eq!(OutputView::new(&t.transform(&batch(&["x"])).await.unwrap()).len(), 1, "cached code runs");
+
+    std::fs::write(&cached[0], b"damaged").unwrap();
+    let recompiled = runtime.load_cached(&bytes, Some(&dir)).expect("a damaged artefact is recompiled");
+    let mut t = TransformInstance::create(&recompiled, "{}", labels(), InstanceLimits::default()).await.unwrap();
+    assert_eq!(OutputView::new(&t.transform(&batch(&["x"])).await.unwrap()).len(), 1);
+    assert_ne!(std::fs::read(&cached[0]).unwrap(), b"damaged", "and replaced");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,6 +3,7 @@
 //! ```text
 //! <dir>/connectors/<name>.json        {"config": {…}, "lifecycle": "running" | "paused" | "stopped"}
 //! <dir>/plugins/<name>/<version>.wasm the uploaded component, as uploaded
+//! <dir>/compiled/<digest>-<engine>.cwasm compiled code, written and read only by the runtime
 //! ```
 //!
 //! Every write goes to a temporary file in the same directory, is flushed to disk, then
@@ -84,6 +85,11 @@ impl StateStore {
             fs::create_dir_all(&path).map_err(io(&path))?;
         }
         Ok(Self { dir })
+    }
+
+    /// Where the runtime keeps compiled plugins (only the host writes there).
+    pub fn compiled_dir(&self) -> PathBuf {
+        self.dir.join("compiled")
     }
 
     fn connector_path(&self, name: &str) -> PathBuf {
