@@ -8,15 +8,19 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use turnpike_config::{ConfigError, ConnectorConfig, HostConfig};
+#[allow(unused_imports, reason = "named in the OpenAPI annotations")]
+use turnpike_pipeline::PartitionOffsets;
 use turnpike_pipeline::{Applied, ConnectorStatus, Host, HostError};
 
 use crate::error::ApiError;
 
 /// A connector as the API shows it: its status, and its configuration with secrets hidden.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ConnectorView {
     #[serde(flatten)]
     status: ConnectorStatus,
+    /// The configuration, values of secret-looking keys replaced by `***`.
+    #[schema(value_type = Object)]
     config: serde_json::Value,
 }
 
@@ -53,19 +57,21 @@ fn redact(value: &mut serde_json::Value) {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
     /// Only connectors in this state (`RUNNING`, `PAUSED`, `STOPPED`, `FAILED`, …).
     state: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ConnectorList {
     connectors: Vec<ConnectorStatus>,
 }
 
 /// `GET /v1/connectors[?state=S]`.
+#[utoipa::path(get, path = "/v1/connectors", tag = "connectors", params(ListParams), responses((status = 200, body = ConnectorList)))]
 pub async fn list(State(host): State<Arc<Host>>, Query(params): Query<ListParams>) -> Json<ConnectorList> {
     let connectors = host
         .statuses()
@@ -76,6 +82,7 @@ pub async fn list(State(host): State<Arc<Host>>, Query(params): Query<ListParams
 }
 
 /// `GET /v1/connectors/{name}`: status and configuration in one answer.
+#[utoipa::path(get, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 200, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn get(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorView>, ApiError> {
     Ok(Json(view(&host, &name)?))
 }
@@ -95,6 +102,7 @@ fn config_error(e: ConfigError) -> ApiError {
 /// and `"restarted": false` when only the plugin chain changed and the running connector
 /// switched to it between two batches. A chain that cannot start is `422` (`swap_failed`);
 /// the connector keeps running what it ran.
+#[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let mut document: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
@@ -120,6 +128,7 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
 }
 
 /// `DELETE /v1/connectors/{name}`.
+#[utoipa::path(delete, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 204), (status = 404, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     host.delete_connector(&name).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok(StatusCode::NO_CONTENT)
@@ -144,21 +153,24 @@ async fn lifecycle(host: &Host, name: &str, action: &str) -> Result<(StatusCode,
 }
 
 /// `POST /v1/connectors/{name}/pause`: stop consuming, keep instances and clients.
+#[utoipa::path(post, path = "/v1/connectors/{name}/pause", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn pause(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "pause").await
 }
 
 /// `POST /v1/connectors/{name}/resume`: resume a paused connector or start a stopped one.
+#[utoipa::path(post, path = "/v1/connectors/{name}/resume", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn resume(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "resume").await
 }
 
 /// `POST /v1/connectors/{name}/stop`: release everything; configuration and offsets stay.
+#[utoipa::path(post, path = "/v1/connectors/{name}/stop", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn stop(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "stop").await
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct OffsetsView {
     connector: String,
     group_id: String,
@@ -166,13 +178,14 @@ pub struct OffsetsView {
 }
 
 /// `GET /v1/connectors/{name}/offsets`: committed offsets, partition ranges and lag.
+#[utoipa::path(get, path = "/v1/connectors/{name}/offsets", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 200, body = OffsetsView), (status = 404, body = ApiError)))]
 pub async fn offsets(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<OffsetsView>, ApiError> {
     let (group_id, partitions) = host.offsets(&name).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok(Json(OffsetsView { connector: name, group_id, partitions }))
 }
 
 /// An explicit offset in a reset request.
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PartitionOffset {
     topic: String,
@@ -181,7 +194,7 @@ pub struct PartitionOffset {
 }
 
 /// Where to reset to: exactly one of the three.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetRequest {
     /// `earliest` or `latest`.
@@ -193,6 +206,7 @@ pub struct ResetRequest {
 }
 
 /// `POST /v1/connectors/{name}/offsets/reset`, only while `STOPPED`.
+#[utoipa::path(post, path = "/v1/connectors/{name}/offsets/reset", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ResetRequest, responses((status = 200, description = "The offsets now committed"), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 409, description = "Not stopped", body = ApiError), (status = 422, body = ApiError)))]
 pub async fn reset_offsets(
     State(host): State<Arc<Host>>,
     Path(name): Path<String>,
@@ -213,7 +227,8 @@ pub async fn reset_offsets(
     Ok(Json(serde_json::json!({ "connector": name, "partitions": partitions })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct RestartParams {
     #[serde(default)]
@@ -222,6 +237,7 @@ pub struct RestartParams {
 
 /// `POST /v1/connectors/{name}/restart[?only_failed=true]`: restart now with a fresh failure
 /// budget (also after the supervisor gave up).
+#[utoipa::path(post, path = "/v1/connectors/{name}/restart", tag = "connectors", params(("name" = String, Path, description = "Connector name"), RestartParams), responses((status = 202, description = "`{\"connector\": …, \"restarted\": bool}`"), (status = 404, body = ApiError)))]
 pub async fn restart(
     State(host): State<Arc<Host>>,
     Path(name): Path<String>,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use turnpike_pipeline::{DryRunError, HostError, RegistryError};
 
 /// An error response.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ApiError {
     #[serde(skip)]
     pub status: StatusCode,

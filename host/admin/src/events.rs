@@ -11,6 +11,7 @@ use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 use tokio_stream::wrappers::BroadcastStream;
 use turnpike_pipeline::Host;
 
+#[utoipa::path(get, path = "/v1/events", tag = "operations", responses((status = 200, description = "Server-sent events: `event: <kind>`, `data: {\"time\", \"connector\", \"kind\", …}`", content_type = "text/event-stream")))]
 /// Streams every event from now on: `event: <kind>`, `data: <JSON>`. A subscriber too slow to
 /// keep up gets a `lagged` event saying how many it missed.
 pub async fn stream(State(host): State<Arc<Host>>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {

@@ -51,6 +51,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
 }
 
 /// Handler for `GET /metrics`.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn metrics(State(host): State<Arc<Host>>) -> impl IntoResponse {
     match render(&host) {
         Ok(text) => ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response(),

@@ -16,7 +16,7 @@ use crate::error::ApiError;
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 50 << 20;
 
 /// A plugin version, as the API shows it.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PluginVersion {
     name: String,
     version: String,
@@ -40,12 +40,13 @@ fn describe(host: &Host, p: &PluginInfo) -> PluginVersion {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PluginList {
     plugins: Vec<PluginVersion>,
 }
 
 /// `GET /v1/plugins`: every plugin version.
+#[utoipa::path(get, path = "/v1/plugins", tag = "plugins", responses((status = 200, body = PluginList)))]
 pub async fn list(State(host): State<Arc<Host>>) -> Json<PluginList> {
     let plugins = host.registry().list().iter().map(|p| describe(&host, p)).collect();
     Json(PluginList { plugins })
@@ -56,6 +57,7 @@ fn plugin_name(name: &str) -> Result<PluginName, ApiError> {
 }
 
 /// `GET /v1/plugins/{name}`: the versions of one plugin.
+#[utoipa::path(get, path = "/v1/plugins/{name}", tag = "plugins", params(("name" = String, Path)), responses((status = 200, body = PluginList), (status = 404, body = ApiError)))]
 pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<PluginList>, ApiError> {
     let name = plugin_name(&name)?;
     let plugins: Vec<_> = host.registry().list().iter().filter(|p| p.name == name).map(|p| describe(&host, p)).collect();
@@ -65,7 +67,8 @@ pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Re
     Ok(Json(PluginList { plugins }))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct UploadParams {
     name: Option<String>,
@@ -96,6 +99,7 @@ async fn from_multipart(content_type: &str, body: Bytes, params: &mut UploadPara
 /// `POST /v1/plugins?name=N&version=V` with the component as the body
 /// (`Content-Type: application/wasm` or `application/octet-stream`), or as a
 /// `multipart/form-data` form with `name`, `version` and a `component` file.
+#[utoipa::path(post, path = "/v1/plugins", tag = "plugins", params(UploadParams), request_body(content = Vec<u8>, description = "The component: raw body (application/wasm) or a multipart form with name, version and component", content_type = "application/wasm"), responses((status = 201, body = PluginVersion), (status = 200, description = "The same bytes again", body = PluginVersion), (status = 400, body = ApiError), (status = 409, body = ApiError), (status = 413), (status = 415, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn upload(
     State(host): State<Arc<Host>>,
     Query(mut params): Query<UploadParams>,
@@ -129,17 +133,19 @@ pub async fn upload(
 }
 
 /// `DELETE /v1/plugins/{name}/{version}`: `409` while a connector uses it.
+#[utoipa::path(delete, path = "/v1/plugins/{name}/{version}", tag = "plugins", params(("name" = String, Path), ("version" = String, Path)), responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path((name, version)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
     host.delete_plugin(&plugin_name(&name)?, &version)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// A dry-run request.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DryRunRequest {
     /// The plugin's configuration, as in a connector.
     #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
     config: serde_json::Value,
     /// Sample records.
     records: Vec<SampleRecord>,
@@ -151,6 +157,7 @@ fn empty_object() -> serde_json::Value {
 
 /// `POST /v1/plugins/{name}/{version}/test`: runs a transform on sample records (version may
 /// be `latest`) and returns its outputs and per-record errors. Touches no topic.
+#[utoipa::path(post, path = "/v1/plugins/{name}/{version}/test", tag = "plugins", params(("name" = String, Path), ("version" = String, Path, description = "A version, or `latest`")), request_body = DryRunRequest, responses((status = 200, body = DryRunResult), (status = 404, body = ApiError), (status = 413, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn dry_run(
     State(host): State<Arc<Host>>,
     Path((name, version)): Path<(String, String)>,

@@ -9,7 +9,7 @@ use crate::ranged::Ranged;
 use crate::{ConnectorName, PluginRef, Problem, TopicName};
 
 /// A transform connector: input topics → a chain of transform plugins → output topic.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorConfig {
     /// Unique connector name.
@@ -41,7 +41,7 @@ pub struct ConnectorConfig {
 }
 
 /// Where a consumer group without committed offsets starts reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StartFrom {
     /// The oldest record still in the topic (default: nothing is skipped).
@@ -62,13 +62,14 @@ impl StartFrom {
 }
 
 /// One step of a transform chain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransformStep {
     /// The plugin: `name`, `name@latest` or `name@VERSION`.
     pub plugin: PluginRef,
     /// The plugin's own configuration, handed to its `create` as JSON. Checked by the plugin.
     #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
     pub config: serde_json::Value,
 }
 
@@ -78,7 +79,7 @@ fn empty_object() -> serde_json::Value {
 
 /// Batching. A batch closes when it has `max_records` records or `max_wait_ms` has passed
 /// since its first record, whichever comes first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BatchConfig {
     /// Default 500; 1 to 100,000.
@@ -94,7 +95,7 @@ impl Default for BatchConfig {
 }
 
 /// Whether record errors stop the connector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ErrorTolerance {
     /// Default: the first record error fails the connector (nothing is silently dropped).
@@ -105,7 +106,7 @@ pub enum ErrorTolerance {
 }
 
 /// The connector's error policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ErrorsConfig {
     /// `none` (default) or `all`.
@@ -117,7 +118,7 @@ pub struct ErrorsConfig {
 
 /// Sandbox limits per plugin instance. Defaults are chosen for JSON transforms of ordinary
 /// records; raise them for heavy plugins.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Linear memory cap in MiB. Default 64; 1 to 4096. A plugin that grows beyond it gets a
@@ -149,7 +150,7 @@ impl Default for Limits {
 /// How a failed connector is restarted: after `base_ms`, doubling up to `max_ms`, each delay
 /// varied by up to `jitter_percent` so that many connectors do not restart in lockstep. After
 /// `max_failures` failures within `window_s` seconds it stays `FAILED` until restarted by hand.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RestartPolicy {
     /// Default true.

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// One problem with a configuration, tied to the key it concerns.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct Problem {
     /// Dotted path of the offending key, e.g. `connectors[0].output_topic`.
     pub key: String,

@@ -36,7 +36,7 @@ fn check(
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $rule:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
 
@@ -105,6 +105,18 @@ pub struct PluginRef {
     /// A specific version, or `None` for the latest.
     pub version: Option<String>,
 }
+
+impl utoipa::PartialSchema for PluginRef {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("A plugin: `name`, `name@latest` or `name@VERSION`"))
+            .examples(["pii-mask@latest"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PluginRef {}
 
 impl TryFrom<String> for PluginRef {
     type Error = NameError;

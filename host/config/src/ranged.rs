@@ -32,6 +32,23 @@ impl<const MIN: u64, const MAX: u64> Ranged<MIN, MAX> {
     }
 }
 
+impl<const MIN: u64, const MAX: u64> utoipa::PartialSchema for Ranged<MIN, MAX> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Integer)
+            .minimum(Some(MIN as f64))
+            .maximum(Some(MAX as f64))
+            .into()
+    }
+}
+
+/// Named by its range, so that schemas of different ranges do not collide.
+impl<const MIN: u64, const MAX: u64> utoipa::ToSchema for Ranged<MIN, MAX> {
+    fn name() -> std::borrow::Cow<'static, str> {
+        format!("Integer_{MIN}_to_{MAX}").into()
+    }
+}
+
 impl<const MIN: u64, const MAX: u64> TryFrom<u64> for Ranged<MIN, MAX> {
     type Error = OutOfRange;
     fn try_from(value: u64) -> Result<Self, OutOfRange> {

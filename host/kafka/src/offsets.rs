@@ -14,7 +14,7 @@ use crate::KafkaError;
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Where a group stands in one partition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct PartitionOffsets {
     /// Topic.
     pub topic: String,

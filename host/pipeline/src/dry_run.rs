@@ -12,7 +12,7 @@ use crate::registry::PluginInfo;
 pub const MAX_SAMPLE_RECORDS: usize = 1_000;
 
 /// A sample input record. Text fields: samples are typed by people.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SampleRecord {
     /// The key; absent for a null key.
@@ -27,7 +27,7 @@ pub struct SampleRecord {
 }
 
 /// An output of a dry run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct SampleOutput {
     /// Index of the sample it came from.
     pub input: u32,
@@ -42,7 +42,7 @@ pub struct SampleOutput {
 }
 
 /// A sample the plugin rejected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct SampleError {
     /// Index of the sample.
     pub input: u32,
@@ -53,7 +53,7 @@ pub struct SampleError {
 }
 
 /// What a dry run produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct DryRunResult {
     /// The plugin version that ran, `name@version`.
     pub plugin: String,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::events::{EventKind, Events};
 
 /// A connector's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ConnectorState {
     /// Defined, its task not yet running.
@@ -28,7 +28,7 @@ pub enum ConnectorState {
 }
 
 /// Why a connector failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FaultInfo {
     /// A stable class: `plugin_config`, `plugin_unavailable`, `wrong_world`, `core_module`,
     /// `invalid_component`, `trap`, `timeout`, `memory_limit`, `output_limit`,
@@ -39,7 +39,7 @@ pub struct FaultInfo {
 }
 
 /// A snapshot of a connector's status, as the admin API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ConnectorStatus {
     /// Connector name.
     pub name: String,

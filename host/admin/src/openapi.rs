@@ -1,0 +1,41 @@
+//! `GET /v1/openapi.json`: the API reference, generated from the handlers' annotations and
+//! the request and response types themselves, so it cannot drift from the code.
+
+use axum::Json;
+use utoipa::OpenApi;
+
+use crate::{connectors, events, metrics, plugins};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Turnpike admin API", description = "Manage plugins and connectors of a Turnpike host. Errors are `{\"error\", \"detail\", \"key\"?, \"problems\"?}`."),
+    paths(
+        crate::healthz,
+        metrics::metrics,
+        events::stream,
+        connectors::list,
+        connectors::get,
+        connectors::put,
+        connectors::delete,
+        connectors::pause,
+        connectors::resume,
+        connectors::stop,
+        connectors::restart,
+        connectors::offsets,
+        connectors::reset_offsets,
+        plugins::list,
+        plugins::show,
+        plugins::upload,
+        plugins::delete,
+        plugins::dry_run,
+        document,
+    ),
+    tags((name = "connectors"), (name = "plugins"), (name = "operations"))
+)]
+pub struct ApiDoc;
+
+/// The OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "operations", responses((status = 200, description = "This document")))]
+pub async fn document() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
