@@ -28,7 +28,10 @@ async fn run() -> anyhow::Result<()> {
     for topic in ["in", "out"] {
         broker.create_topic(topic, 1)?;
     }
-    let kafka = KafkaSettings::bootstrap(broker.bootstrap_servers()).pairs();
+    // The embedded broker holds fetches up to `fetch.wait.max.ms` (500 ms by default), which
+    // would hide millisecond stalls in 100 ms bursts: keep fetches short for every client.
+    let mut kafka = KafkaSettings::bootstrap(broker.bootstrap_servers()).pairs();
+    kafka.push(("fetch.wait.max.ms".into(), "2".into()));
     let host = Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default());
     let identity = std::fs::read(&turnpike_builtins::build_all()?.into_iter().find(|(n, _)| *n == "identity").expect("identity").1)?;
     for version in ["1", "2"] {
@@ -89,6 +92,10 @@ async fn run() -> anyhow::Result<()> {
     reader.abort();
 
     let arrivals = arrivals.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let (Some(first), Some(last)) = (arrivals.first(), arrivals.last()) {
+        let status = host.status("swap").map(|s| (s.records_in, s.records_out, s.plugins));
+        println!("outputs read: {} over {:.1} s; connector (in, out, plugins): {status:?}", arrivals.len(), (*last - *first).as_secs_f64());
+    }
     // The longest silence in the output within a window: around each swap (from its request
     // to 100 ms after it answered), and in same-length windows with no swap.
     let silence = |from: Instant, to: Instant| -> Duration {
