@@ -104,7 +104,18 @@ fn config_error(e: ConfigError) -> ApiError {
 /// the connector keeps running what it ran.
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let mut document: serde_json::Value = serde_json::from_slice(&body)
+    let config = parse_body(&name, &body, true)?;
+    let applied = host.put_connector(config).await?;
+    let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
+    let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
+    answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
+    answer["restarted"] = serde_json::Value::Bool(matches!(applied, Applied::Created | Applied::Updated));
+    Ok((status, Json(answer)))
+}
+
+/// Parses a connector body as `PUT` and `validate` take it; `check` also applies the rules.
+fn parse_body(name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, ApiError> {
+    let mut document: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
     let object = document
         .as_object_mut()
@@ -114,17 +125,21 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
             return Err(ApiError { key: Some("name".into()), ..ApiError::new(StatusCode::BAD_REQUEST, "name_mismatch", format!("the body names {n:?} but the URL {name:?}")) });
         }
         _ => {
-            object.insert("name".into(), serde_json::Value::String(name.clone()));
+            object.insert("name".into(), serde_json::Value::String(name.to_owned()));
         }
     }
     let text = serde_json::to_vec(&document).unwrap_or_default();
-    let config: ConnectorConfig = HostConfig::connector_from_json(&text, "request body").map_err(config_error)?;
-    let applied = host.put_connector(config).await?;
-    let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
-    let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
-    answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
-    answer["restarted"] = serde_json::Value::Bool(matches!(applied, Applied::Created | Applied::Updated));
-    Ok((status, Json(answer)))
+    let parsed = if check { HostConfig::connector_from_json(&text, "request body") } else { HostConfig::parse_connector_json(&text, "request body") };
+    parsed.map_err(config_error)
+}
+
+/// `POST /v1/connectors/{name}/validate` with a connector as for `PUT`: checks everything
+/// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
+#[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
+pub async fn validate(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
+    let config = parse_body(&name, &body, false)?;
+    let plugins = host.validate_connector(&config).await?;
+    Ok(Json(serde_json::json!({ "valid": true, "plugins": plugins })))
 }
 
 /// `DELETE /v1/connectors/{name}`.

@@ -35,6 +35,7 @@ pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Route
         .route("/v1/events", get(events::stream))
         .route("/v1/connectors", get(connectors::list))
         .route("/v1/connectors/{name}", get(connectors::get).put(connectors::put).delete(connectors::delete))
+        .route("/v1/connectors/{name}/validate", post(connectors::validate))
         .route("/v1/connectors/{name}/pause", post(connectors::pause))
         .route("/v1/connectors/{name}/resume", post(connectors::resume))
         .route("/v1/connectors/{name}/stop", post(connectors::stop))
@@ -133,6 +134,7 @@ mod tests {
             ("get", "/v1/connectors/{name}"),
             ("put", "/v1/connectors/{name}"),
             ("delete", "/v1/connectors/{name}"),
+            ("post", "/v1/connectors/{name}/validate"),
             ("post", "/v1/connectors/{name}/pause"),
             ("post", "/v1/connectors/{name}/resume"),
             ("post", "/v1/connectors/{name}/stop"),

@@ -17,6 +17,7 @@ use crate::{connectors, events, metrics, plugins};
         connectors::get,
         connectors::put,
         connectors::delete,
+        connectors::validate,
         connectors::pause,
         connectors::resume,
         connectors::stop,

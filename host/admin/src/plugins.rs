@@ -25,6 +25,8 @@ pub struct PluginVersion {
     /// `sha256:<hex>` of the component.
     digest: String,
     size: usize,
+    /// When it was uploaded (RFC 3339).
+    uploaded_at: String,
     /// Connectors using this version.
     used_by: Vec<String>,
 }
@@ -36,6 +38,7 @@ fn describe(host: &Host, p: &PluginInfo) -> PluginVersion {
         kind: p.plugin.kind().as_str(),
         digest: format!("sha256:{}", p.plugin.digest()),
         size: p.plugin.size(),
+        uploaded_at: humantime::format_rfc3339_seconds(p.uploaded_at).to_string(),
         used_by: host.plugin_users(&p.name, &p.version),
     }
 }

@@ -213,3 +213,23 @@ async fn a_connector_on_latest_follows_a_new_upload() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn validation_reports_every_problem_including_the_plugins_own_and_creates_nothing() {
+    let app = app().await;
+    let (status, body) = send(&app, "POST", "/v1/connectors/v/validate", Some(connector("s"))).await;
+    assert_eq!((status, &body["valid"], &body["plugins"]), (StatusCode::OK, &json!(true), &json!(["pii-mask@1.0.0"])), "{body}");
+
+    let mut bad = connector("s");
+    bad["output_topic"] = json!("customers");
+    bad["transforms"] = json!([
+        { "plugin": "pii-mask@1.0.0", "config": { "fields": ["email"], "default_mode": "scramble" } },
+        { "plugin": "nope" }
+    ]);
+    let (status, body) = send(&app, "POST", "/v1/connectors/v/validate", Some(bad)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let keys: Vec<&str> = body["problems"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["connector.output_topic", "connector.transforms[0].config.default_mode", "connector.transforms[1].plugin"], "{body}");
+    assert!(body["problems"][1]["message"].as_str().unwrap().contains("unknown variant `scramble`"), "{body}");
+    assert_eq!(send(&app, "GET", "/v1/connectors", None).await.1["connectors"], json!([]), "validation creates nothing");
+}

@@ -12,7 +12,8 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub(crate) fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A problem with `key`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         Self { key: key.into(), message: message.into() }
     }
 }

@@ -171,6 +171,18 @@ impl HostConfig {
 
     /// Parses one connector definition sent as JSON (the admin API) and checks it.
     pub fn connector_from_json(text: &[u8], origin: &str) -> Result<ConnectorConfig, ConfigError> {
+        let connector = Self::parse_connector_json(text, origin)?;
+        let problems = connector.validate("connector");
+        if problems.is_empty() {
+            Ok(connector)
+        } else {
+            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
+        }
+    }
+
+    /// Parses one connector definition sent as JSON without checking its rules (for a caller
+    /// that reports rule problems together with others).
+    pub fn parse_connector_json(text: &[u8], origin: &str) -> Result<ConnectorConfig, ConfigError> {
         let mut de = serde_json::Deserializer::from_slice(text);
         let connector: ConnectorConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -178,12 +190,7 @@ impl HostConfig {
             let message = message.rfind(" at line ").map_or(message.as_str(), |i| &message[..i]).to_owned();
             ConfigError::Syntax { origin: origin.to_owned(), message: if path == "." { message } else { format!("{path}: {message}") } }
         })?;
-        let problems = connector.validate("connector");
-        if problems.is_empty() {
-            Ok(connector)
-        } else {
-            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
-        }
+        Ok(connector)
     }
 
     /// Every rule broken by this configuration, each with its key.

@@ -134,8 +134,8 @@ impl Host {
     pub async fn restore(&self) -> Result<(), HostError> {
         let Some(store) = &self.store else { return Ok(()) };
         let saved = store.load()?;
-        for (name, version, bytes) in saved.plugins {
-            let _ = self.load_plugin(name, version, bytes).await;
+        for (name, version, bytes, saved_at) in saved.plugins {
+            let _ = self.load_plugin_at(name, version, bytes, saved_at).await;
         }
         let _one_at_a_time = self.lifecycle.lock().await;
         for (config, lifecycle) in saved.connectors {
@@ -189,6 +189,10 @@ impl Host {
     /// component that fails to load is registered as broken, so connectors using it fail
     /// with the reason, and the error is returned.
     pub async fn load_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<PluginInfo, HostError> {
+        self.load_plugin_at(name, version, bytes, std::time::SystemTime::now()).await
+    }
+
+    async fn load_plugin_at(&self, name: PluginName, version: String, bytes: Vec<u8>, uploaded_at: std::time::SystemTime) -> Result<PluginInfo, HostError> {
         let runtime = self.runtime.clone();
         let label = format!("{name}@{version}");
         let cache = self.store.as_ref().map(StateStore::compiled_dir);
@@ -206,7 +210,7 @@ impl Host {
                 return Err(HostError::Load { name: label, source });
             }
         };
-        let info = PluginInfo { name, version, plugin };
+        let info = PluginInfo { name, version, plugin, uploaded_at };
         tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), load_ms, "plugin registered");
         self.registry().register(info.clone());
         Ok(info)
@@ -457,6 +461,42 @@ impl Host {
     pub fn connector(&self, name: &str) -> Option<(ConnectorConfig, ConnectorStatus)> {
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
         connectors.get(name).map(|r| (r.config.clone(), snapshot(r)))
+    }
+
+    /// Checks a connector without creating or changing anything: its rules, the operator's
+    /// maxima, that every plugin resolves, and that every plugin accepts its configuration
+    /// (each plugin's `create` runs in a fresh instance). Every problem is returned at once;
+    /// on success, the plugin versions it would run.
+    pub async fn validate_connector(&self, config: &ConnectorConfig) -> Result<Vec<String>, HostError> {
+        let mut problems = config.validate("connector");
+        problems.extend(self.sandbox.check(config, "connector"));
+        let mut labels = Vec::new();
+        for (i, step) in config.transforms.iter().enumerate() {
+            let info = match self.registry().resolve(&step.plugin) {
+                Ok(info) => info,
+                Err(e) => {
+                    problems.push(Problem::new(format!("connector.transforms[{i}].plugin"), e.to_string()));
+                    continue;
+                }
+            };
+            let labels_for = turnpike_runtime::InstanceLabels { connector: format!("{} (validation)", config.name), plugin: info.label() };
+            let limits = InstanceLimits { create_timeout: Duration::from_millis(config.limits.create_timeout_ms.get()), memory_bytes: (config.limits.memory_mib.get() as usize) << 20, ..InstanceLimits::default() };
+            match turnpike_runtime::TransformInstance::create(&info.plugin, &step.config.to_string(), labels_for, limits).await {
+                Ok(_) => labels.push(info.label()),
+                Err(turnpike_runtime::CreateError::Config { key, message }) => {
+                    let at = key.map(|k| format!(".{k}")).unwrap_or_default();
+                    problems.push(Problem::new(format!("connector.transforms[{i}].config{at}"), format!("{}: {message}", info.label())));
+                }
+                Err(turnpike_runtime::CreateError::Fault(f)) => {
+                    problems.push(Problem::new(format!("connector.transforms[{i}].plugin"), format!("{} could not start: {f}", info.label())));
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(labels)
+        } else {
+            Err(HostError::Invalid(problems))
+        }
     }
 
     /// Runs a transform plugin on sample records, in a fresh instance, with no broker.

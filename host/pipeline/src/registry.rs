@@ -17,6 +17,8 @@ pub struct PluginInfo {
     pub version: String,
     /// The compiled plugin.
     pub plugin: Plugin,
+    /// When it was uploaded (for a restored upload, when it was first saved).
+    pub uploaded_at: std::time::SystemTime,
 }
 
 impl PluginInfo {

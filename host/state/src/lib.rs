@@ -64,8 +64,8 @@ struct SavedConnector {
 /// Everything a state directory holds.
 #[derive(Debug, Default)]
 pub struct Saved {
-    /// `(name, version, component bytes)`.
-    pub plugins: Vec<(PluginName, String, Vec<u8>)>,
+    /// `(name, version, component bytes, when it was saved)`.
+    pub plugins: Vec<(PluginName, String, Vec<u8>, std::time::SystemTime)>,
     /// Connectors with their lifecycle.
     pub connectors: Vec<(ConnectorConfig, Lifecycle)>,
 }
@@ -136,7 +136,8 @@ impl StateStore {
             for file in sorted_entries(&dir)? {
                 let Some(version) = file.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".wasm")) else { continue };
                 let bytes = fs::read(&file).map_err(io(&file))?;
-                saved.plugins.push((name.clone(), version.to_owned(), bytes));
+                let saved_at = fs::metadata(&file).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                saved.plugins.push((name.clone(), version.to_owned(), bytes, saved_at));
             }
         }
         let connectors = self.dir.join("connectors");
@@ -213,7 +214,8 @@ mod tests {
         let saved = StateStore::open(dir.path()).unwrap().load().unwrap();
         let lifecycles: Vec<_> = saved.connectors.iter().map(|(c, l)| (c.name.to_string(), *l)).collect();
         assert_eq!(lifecycles, [("one".to_owned(), Lifecycle::Paused), ("two".to_owned(), Lifecycle::Stopped)]);
-        assert_eq!(saved.plugins, [(name, "1.0.0".to_owned(), b"bytes".to_vec())]);
+        let plugins: Vec<_> = saved.plugins.iter().map(|(n, v, b, _)| (n.clone(), v.clone(), b.clone())).collect();
+        assert_eq!(plugins, [(name, "1.0.0".to_owned(), b"bytes".to_vec())]);
     }
 
     #[test]
