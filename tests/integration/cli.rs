@@ -24,7 +24,7 @@ async fn the_cli_manages_plugins_and_connectors() -> anyhow::Result<()> {
     let topic = unique("cli-in");
     create_topic(&topic, 1).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-cli"));
-    let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
+    let config = bare_host_config();
     let host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
     let api = format!("http://{}", host.admin);

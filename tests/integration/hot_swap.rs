@@ -32,7 +32,7 @@ async fn a_new_version_takes_over_under_traffic_losing_nothing() -> anyhow::Resu
     create_topic(&topic_in, 2).await?;
     create_topic(&steady_in, 1).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-swap"));
-    let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
+    let config = bare_host_config();
     let host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
     assert_eq!(upload_plugin(&host.admin, "xf", "1", &builtin("identity")?)?.0, 201);

@@ -27,7 +27,7 @@ async fn pause_resume_stop_over_the_api_lose_nothing() -> anyhow::Result<()> {
     let (topic_in, topic_out) = (unique("life-in"), unique("life-out"));
     create_topic(&topic_in, 2).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-life"));
-    let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
+    let config = bare_host_config();
     let host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
     let connector = json!({
@@ -68,7 +68,7 @@ async fn a_restarted_host_comes_back_as_it_was() -> anyhow::Result<()> {
     let topic = unique("restore-in");
     create_topic(&topic, 1).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-restore"));
-    let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
+    let config = bare_host_config();
     let mut host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
 

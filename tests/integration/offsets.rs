@@ -25,7 +25,7 @@ async fn offsets_are_read_and_reset_only_while_stopped() -> anyhow::Result<()> {
     let records: Vec<_> = (0..60).map(|i| (format!("k{i}"), format!(r#"{{"n":{i}}}"#))).collect();
     produce(&producer()?, &topic, &records).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-offsets"));
-    let config = format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port());
+    let config = bare_host_config();
     let host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
     let connector = json!({ "topics": [topic], "output_topic": format!("{topic}-out"), "transforms": [{ "plugin": "identity" }] });

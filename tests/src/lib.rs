@@ -315,6 +315,12 @@ pub fn fixtures() -> Result<(PathBuf, PathBuf)> {
     Ok((out.join("faulty.wasm"), out.join("wrong_world.wasm")))
 }
 
+/// A host config with no connectors (they are added through the API), on the test broker,
+/// with the admin API on a free port.
+pub fn bare_host_config() -> String {
+    format!("kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\n", bootstrap(), free_port())
+}
+
 /// A host config for connectors (a YAML list), on the test broker, admin API on `port`.
 pub fn host_config(port: u16, connector_yaml: &str) -> String {
     host_config_with(port, "", connector_yaml)

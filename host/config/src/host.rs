@@ -160,24 +160,12 @@ impl HostConfig {
 
     /// Parses one connector definition (YAML) and checks it.
     pub fn connector_from_yaml(text: &str, origin: &str) -> Result<ConnectorConfig, ConfigError> {
-        let connector: ConnectorConfig = parse_yaml(text, origin)?;
-        let problems = connector.validate("connector");
-        if problems.is_empty() {
-            Ok(connector)
-        } else {
-            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
-        }
+        checked(parse_yaml(text, origin)?, origin)
     }
 
     /// Parses one connector definition sent as JSON (the admin API) and checks it.
     pub fn connector_from_json(text: &[u8], origin: &str) -> Result<ConnectorConfig, ConfigError> {
-        let connector = Self::parse_connector_json(text, origin)?;
-        let problems = connector.validate("connector");
-        if problems.is_empty() {
-            Ok(connector)
-        } else {
-            Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
-        }
+        checked(Self::parse_connector_json(text, origin)?, origin)
     }
 
     /// Parses one connector definition sent as JSON without checking its rules (for a caller
@@ -213,6 +201,16 @@ impl HostConfig {
             problems.extend(self.sandbox.check(c, &key));
         }
         problems
+    }
+}
+
+/// A parsed connector, if it breaks no rule.
+fn checked(connector: ConnectorConfig, origin: &str) -> Result<ConnectorConfig, ConfigError> {
+    let problems = connector.validate("connector");
+    if problems.is_empty() {
+        Ok(connector)
+    } else {
+        Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
     }
 }
 

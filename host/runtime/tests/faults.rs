@@ -93,7 +93,7 @@ async fn a_create_that_never_returns_is_interrupted() {
 
 #[test]
 fn components_of_the_wrong_world_are_refused_with_the_reason() {
-    let err = fixtures().0.load(&fixtures().2).err().expect("refused");
+    let err = fixtures().0.load(&fixtures().2).expect_err("refused");
     assert!(matches!(err, LoadError::WrongWorld(_)), "{err}");
     assert!(err.to_string().contains("transform-plugin"), "{err}");
     let random: Vec<u8> = (0..1000u32).map(|i| (i * 7919 % 251) as u8).collect();

@@ -86,7 +86,7 @@ fn luhn(text: &str) -> bool {
         .enumerate()
         .map(|(i, &d)| if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 fn valid_ssn(area: &str, group: &str, serial: &str) -> bool {
