@@ -41,7 +41,6 @@ impl From<HostError> for ApiError {
         let detail = e.to_string();
         match e {
             HostError::Invalid(problems) => Self { problems, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) },
-            HostError::Duplicate(_) => Self::new(StatusCode::CONFLICT, "connector_exists", detail),
             HostError::NotFound(_) => Self::new(StatusCode::NOT_FOUND, "connector_not_found", detail),
             HostError::State(_) => Self::new(StatusCode::CONFLICT, "wrong_state", detail),
             HostError::SwapFailed(_) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "swap_failed", detail),

@@ -58,7 +58,7 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     let host = Arc::new(Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default()));
     serve::load_builtins(&host).await?;
     let connector: ConnectorConfig = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "built-in demo connector")?;
-    host.start_connector(connector)?;
+    host.put_connector(connector).await?;
 
     let stop = CancellationToken::new();
     let api = serve::admin_api(host.clone(), args.listen, stop.clone()).await?;

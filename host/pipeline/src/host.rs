@@ -26,9 +26,6 @@ pub enum HostError {
     /// The connector configuration breaks rules; every problem is listed.
     #[error("invalid connector configuration: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Invalid(Vec<Problem>),
-    /// A connector with this name already runs.
-    #[error("a connector named {0:?} already exists")]
-    Duplicate(String),
     /// No connector has this name.
     #[error("no connector named {0:?}")]
     NotFound(String),
@@ -216,23 +213,11 @@ impl Host {
         Ok(info)
     }
 
-    /// Validates a connector and starts it under a supervisor. Plugin and Kafka problems do
-    /// not refuse the connector: it shows `FAILED` with the reason and is retried.
-    pub fn start_connector(&self, config: ConnectorConfig) -> Result<(), HostError> {
+    /// The connector's own rules and the operator's maxima: every problem, each with its key.
+    fn rule_problems(&self, config: &ConnectorConfig) -> Vec<Problem> {
         let mut problems = config.validate("connector");
-        problems.extend(self.sandbox.check(&config, "connector"));
-        if !problems.is_empty() {
-            return Err(HostError::Invalid(problems));
-        }
-        let name = config.name.to_string();
-        let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        if connectors.contains_key(&name) {
-            return Err(HostError::Duplicate(name));
-        }
-        let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
-        let running = self.supervise(config, status);
-        connectors.insert(name, running);
-        Ok(())
+        problems.extend(self.sandbox.check(config, "connector"));
+        problems
     }
 
     fn supervise(&self, config: ConnectorConfig, status: Arc<LiveStatus>) -> Running {
@@ -285,8 +270,7 @@ impl Host {
     /// committed first), unless the connector is stopped, which it stays.
     pub async fn put_connector(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
         let _one_at_a_time = self.lifecycle.lock().await;
-        let mut problems = config.validate("connector");
-        problems.extend(self.sandbox.check(&config, "connector"));
+        let problems = self.rule_problems(&config);
         if !problems.is_empty() {
             return Err(HostError::Invalid(problems));
         }
@@ -468,8 +452,7 @@ impl Host {
     /// (each plugin's `create` runs in a fresh instance). Every problem is returned at once;
     /// on success, the plugin versions it would run.
     pub async fn validate_connector(&self, config: &ConnectorConfig) -> Result<Vec<String>, HostError> {
-        let mut problems = config.validate("connector");
-        problems.extend(self.sandbox.check(config, "connector"));
+        let mut problems = self.rule_problems(config);
         let mut labels = Vec::new();
         for (i, step) in config.transforms.iter().enumerate() {
             let info = match self.registry().resolve(&step.plugin) {
@@ -531,7 +514,7 @@ impl Host {
         connectors
             .values()
             .filter(|r| {
-                snapshot(r).plugins.contains(&label)
+                r.status.plugins().contains(&label)
                     || r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.as_deref() == Some(version))
             })
             .map(|r| r.config.name.to_string())
