@@ -7,19 +7,19 @@ use std::ops::Range;
 use crate::{InputBatch, OutputBatch};
 
 /// A span length meaning "null".
-const ABSENT: u32 = u32::MAX;
+pub(crate) const ABSENT: u32 = u32::MAX;
 /// A timestamp meaning "none".
-const NO_TIMESTAMP: i64 = i64::MIN;
+pub(crate) const NO_TIMESTAMP: i64 = i64::MIN;
 /// `u32`s per input record: key-offset, key-length, value-offset, value-length, first-header,
 /// header-count, topic-index, partition.
-const INPUT_STRIDE: usize = 8;
+pub(crate) const INPUT_STRIDE: usize = 8;
 /// `s64`s per input record: offset, timestamp.
-const POSITION_STRIDE: usize = 2;
+pub(crate) const POSITION_STRIDE: usize = 2;
 /// `u32`s per output record: input-index, key-offset, key-length, value-offset, value-length,
 /// first-header, header-count, topic-index.
 const OUTPUT_STRIDE: usize = 8;
 /// `u32`s per header: key-offset, key-length, value-offset, value-length.
-const HEADER_STRIDE: usize = 4;
+pub(crate) const HEADER_STRIDE: usize = 4;
 
 /// One record to append to a batch, borrowed from wherever it came from.
 #[derive(Debug, Clone, Copy)]
@@ -186,7 +186,7 @@ fn len_u32(n: usize) -> u32 {
 }
 
 /// The byte range of a span, if it is valid for `data` (and not "absent").
-fn span(data: &[u8], offset: u32, len: u32) -> Option<Range<usize>> {
+pub(crate) fn span(data: &[u8], offset: u32, len: u32) -> Option<Range<usize>> {
     let start = usize::try_from(offset).ok()?;
     let end = start.checked_add(usize::try_from(len).ok()?)?;
     (end <= data.len()).then_some(start..end)
@@ -202,12 +202,7 @@ pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), St
     if out.timestamps.len() != n {
         return Err(format!("{} timestamps for {n} outputs", out.timestamps.len()));
     }
-    let header_count = out.headers.len() / HEADER_STRIDE;
-    for (j, h) in out.headers.chunks_exact(HEADER_STRIDE).enumerate() {
-        let key = span(&out.data, h[0], h[1]).ok_or_else(|| format!("header {j}: key span out of range"))?;
-        std::str::from_utf8(&out.data[key]).map_err(|_| format!("header {j}: key is not UTF-8"))?;
-        span(&out.data, h[2], h[3]).ok_or_else(|| format!("header {j}: value span out of range"))?;
-    }
+    let header_count = validate_headers(&out.data, &out.headers)?;
     for (i, r) in out.records.chunks_exact(OUTPUT_STRIDE).enumerate() {
         if r[0] as usize >= inputs {
             return Err(format!("output {i}: input index {} out of range (batch of {inputs})", r[0]));
@@ -224,14 +219,30 @@ pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), St
             return Err(format!("output {i}: topic index out of range"));
         }
     }
-    for (i, t) in out.topics.iter().enumerate() {
-        if t.is_empty() || t.len() > 249 || !t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
-            return Err(format!("topic {i} ({t:?}) is not a valid Kafka topic name"));
-        }
-    }
+    validate_topics(&out.topics)?;
     for e in &out.errors {
         if e.input as usize >= inputs {
             return Err(format!("record error for input {} out of range (batch of {inputs})", e.input));
+        }
+    }
+    Ok(())
+}
+
+/// Checks header spans and keys; returns the number of headers.
+pub(crate) fn validate_headers(data: &[u8], headers: &[u32]) -> Result<usize, String> {
+    for (j, h) in headers.chunks_exact(HEADER_STRIDE).enumerate() {
+        let key = span(data, h[0], h[1]).ok_or_else(|| format!("header {j}: key span out of range"))?;
+        std::str::from_utf8(&data[key]).map_err(|_| format!("header {j}: key is not UTF-8"))?;
+        span(data, h[2], h[3]).ok_or_else(|| format!("header {j}: value span out of range"))?;
+    }
+    Ok(headers.len() / HEADER_STRIDE)
+}
+
+/// Checks that every topic a plugin names is a valid Kafka topic name.
+pub(crate) fn validate_topics(topics: &[String]) -> Result<(), String> {
+    for (i, t) in topics.iter().enumerate() {
+        if t.is_empty() || t.len() > 249 || !t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+            return Err(format!("topic {i} ({t:?}) is not a valid Kafka topic name"));
         }
     }
     Ok(())
@@ -473,4 +484,16 @@ mod tests {
         assert_eq!(next.positions, [9, 77]);
         assert_eq!(next.records[..6], [ABSENT, ABSENT, 1, 2, 0, 1]);
     }
+}
+
+/// An input batch as an output batch, record for record (each output derives from the input
+/// of the same index and keeps its topic undecided): what an empty transform chain yields.
+pub fn passthrough(batch: &InputBatch) -> OutputBatch {
+    let n = input_len(batch);
+    let mut records = Vec::with_capacity(n * OUTPUT_STRIDE);
+    for (i, r) in batch.records.chunks_exact(INPUT_STRIDE).enumerate() {
+        records.extend_from_slice(&[len_u32(i), r[0], r[1], r[2], r[3], r[4], r[5], ABSENT]);
+    }
+    let timestamps = batch.positions.chunks_exact(POSITION_STRIDE).map(|p| p[1]).collect();
+    OutputBatch { data: batch.data.clone(), topics: Vec::new(), records, timestamps, headers: batch.headers.clone(), errors: Vec::new() }
 }

@@ -1,12 +1,43 @@
 //! Host bindings generated from `wit/`, the one contract. No logic lives here.
+//!
+//! One module per world; the shared interfaces (`types`, `log`) are generated once, in
+//! `transform`, and reused by the others so that a batch type is the same Rust type for
+//! every plugin kind.
 
-wasmtime::component::bindgen!({
-    path: "../../wit",
-    world: "transform-plugin",
-    // Calls into plugins are async so that epoch interruption can yield to tokio and a
-    // deadline can stop a runaway plugin without blocking a worker thread.
-    exports: { default: async },
-    additional_derives: [PartialEq],
-});
+pub mod transform {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "transform-plugin",
+        // Calls into plugins are async so that epoch interruption can yield to tokio and a
+        // deadline can stop a runaway plugin without blocking a worker thread.
+        exports: { default: async },
+        additional_derives: [PartialEq],
+    });
+}
 
-pub use turnpike::plugin::types;
+pub mod source {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "source-plugin",
+        exports: { default: async },
+        with: {
+            "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
+            "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+        },
+    });
+}
+
+pub mod sink {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "sink-plugin",
+        exports: { default: async },
+        with: {
+            "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
+            "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+        },
+    });
+}
+
+pub use transform::turnpike::plugin::types;
+pub use source::exports::turnpike::plugin::source::SourceBatch;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
-use crate::bindings::TransformPlugin;
+use crate::bindings::transform::TransformPlugin;
 use crate::error::LoadError;
 use crate::state::HostState;
 
@@ -89,6 +89,9 @@ impl Runtime {
         // WASI is linked because language runtimes (Rust std, Python, JS) import it; the
         // context grants nothing: no files, sockets, environment, arguments or stdin.
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(LoadError::engine)?;
+        // wasi:http goes through the connector's grant (see `http`); `log` is the one
+        // Turnpike import, shared by every world.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(LoadError::engine)?;
         TransformPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(LoadError::engine)?;
 
         spawn_epoch_ticker(&engine);

@@ -18,7 +18,7 @@ pub enum LoadError {
     #[error("not a valid WebAssembly component: {0}")]
     Invalid(String),
     /// A valid component that implements none of the Turnpike worlds.
-    #[error("the component does not implement a Turnpike plugin world (turnpike:plugin/transform-plugin@0.1.0): {0}")]
+    #[error("the component does not implement a Turnpike plugin world (turnpike:plugin/transform-plugin, source-plugin or sink-plugin @0.1.0): {0}")]
     WrongWorld(String),
     /// The engine itself could not be set up.
     #[error("the WebAssembly engine could not be set up: {0}")]
@@ -52,6 +52,14 @@ pub enum CreateError {
         key: Option<String>,
         /// The plugin's explanation.
         message: String,
+    },
+    /// The plugin implements another world than the stage needs (a sink used as a transform).
+    #[error("this is a {actual} plugin; this stage needs a {wanted} plugin")]
+    WrongKind {
+        /// The kind the stage needs.
+        wanted: &'static str,
+        /// The plugin's kind.
+        actual: &'static str,
     },
     /// Instantiation or `create` failed by a fault.
     #[error(transparent)]

@@ -1,18 +1,17 @@
 //! One live plugin instance (one wasmtime `Store`), reused across batches until it faults.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::component::ResourceAny;
-use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::batch::{input_len, output_len, validate_output};
-use crate::bindings::TransformPlugin;
+use crate::bindings::transform::TransformPlugin;
 use crate::error::{CallError, CreateError, Fault};
-use crate::state::HostState;
-use crate::{InputBatch, OutputBatch, Plugin};
+use crate::sandbox::Sandbox;
+use crate::{HttpGrant, InputBatch, OutputBatch, Plugin, PluginKind};
 
 /// Labels attached to everything an instance logs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceLabels {
     /// The connector running the instance.
     pub connector: String,
@@ -34,6 +33,8 @@ pub struct InstanceLimits {
     pub max_output_bytes: usize,
     /// Output records one batch may produce. Default 100,000.
     pub max_output_records: usize,
+    /// Outgoing HTTP the plugin may make. Default: none.
+    pub http: HttpGrant,
 }
 
 impl Default for InstanceLimits {
@@ -44,24 +45,19 @@ impl Default for InstanceLimits {
             create_timeout: Duration::from_secs(10),
             max_output_bytes: 64 << 20,
             max_output_records: 100_000,
+            http: HttpGrant::default(),
         }
     }
 }
 
-/// Slack on top of a deadline before the async timeout drops the call outright. The epoch
-/// deadline normally fires first (within a tick); this only catches a call stuck elsewhere.
-const TIMEOUT_SLACK: Duration = Duration::from_secs(1);
-
-/// A created transform: its store, its bindings and its `transformer` resource.
+/// A created transform: its sandbox, its bindings and its `transformer` resource.
 ///
 /// After any [`Fault`] the store is poisoned (wasmtime refuses every later call into it):
 /// drop the instance and create a new one from the same [`Plugin`].
 pub struct TransformInstance {
-    store: Store<HostState>,
+    sandbox: Sandbox,
     bindings: TransformPlugin,
     transformer: ResourceAny,
-    limits: InstanceLimits,
-    poisoned: bool,
 }
 
 impl TransformInstance {
@@ -72,126 +68,49 @@ impl TransformInstance {
         labels: InstanceLabels,
         limits: InstanceLimits,
     ) -> Result<Self, CreateError> {
-        let mut store = Store::new(plugin.runtime().engine(), HostState::new(labels, limits.memory_bytes));
-        store.limiter(|s| &mut s.limiter);
-        // Caps what one call may copy out of the guest: a plugin returning a huge batch fails
-        // while it is being copied, before the host has allocated it all.
-        store.set_hostcall_fuel(limits.max_output_bytes);
-        store.set_max_component_handles(10_000);
-        // Each epoch tick: yield to tokio so a long call never hogs a worker thread, and
-        // interrupt the call once its deadline has passed.
-        store.epoch_deadline_callback(|ctx| {
-            if Instant::now() >= ctx.data().deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
-        store.set_epoch_deadline(1);
-        store.data_mut().deadline = Instant::now() + limits.create_timeout;
-
-        let limit_ms = millis(limits.create_timeout);
-        store.data_mut().creating = true;
-        let created = tokio::time::timeout(limits.create_timeout + TIMEOUT_SLACK, async {
-            let bindings = plugin.pre().instantiate_async(&mut store).await?;
-            let result = bindings
-                .turnpike_plugin_transform()
-                .transformer()
-                .call_create(&mut store, config_json)
-                .await?;
+        let pre = plugin.pre().transform().ok_or_else(|| wrong_kind(plugin, PluginKind::Transform))?;
+        let mut sandbox = Sandbox::new(plugin, labels, limits);
+        let timeout = sandbox.begin_create();
+        let outcome = tokio::time::timeout(timeout, async {
+            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
+            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut sandbox.store, config_json).await?;
             wasmtime::Result::Ok((bindings, result))
         })
         .await;
-        let (bindings, result) = match created {
-            Err(_elapsed) => return Err(Fault::Timeout { limit_ms }.into()),
-            Ok(Err(e)) => return Err(classify(&store, e, &limits).into()),
-            Ok(Ok(pair)) => pair,
-        };
-        store.data_mut().creating = false;
+        let (bindings, result) = sandbox.settle(outcome)?;
         match result {
-            Ok(transformer) => Ok(Self { store, bindings, transformer, limits, poisoned: false }),
-            Err(e) => Err(CreateError::Config { key: e.key, message: e.message }),
+            Ok(transformer) => Ok(Self { sandbox, bindings, transformer }),
+            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
         }
     }
 
     /// Runs one batch. On `Err(CallError::Fault(_))` the instance is poisoned.
     pub async fn transform(&mut self, batch: &InputBatch) -> Result<OutputBatch, CallError> {
-        if self.poisoned {
-            return Err(Fault::Trap { message: "instance already faulted; create a new one".into() }.into());
-        }
-        let limit_ms = millis(self.limits.batch_timeout);
-        self.store.data_mut().deadline = Instant::now() + self.limits.batch_timeout;
+        let timeout = self.sandbox.begin_call()?;
         let guest = self.bindings.turnpike_plugin_transform().transformer();
-        let call = guest.call_transform(&mut self.store, self.transformer, batch);
-        let outcome = tokio::time::timeout(self.limits.batch_timeout + TIMEOUT_SLACK, call).await;
-        let result = match outcome {
-            Err(_elapsed) => Err(Fault::Timeout { limit_ms }),
-            Ok(Err(e)) => Err(classify(&self.store, e, &self.limits)),
-            Ok(Ok(r)) => Ok(r),
-        };
-        match result {
-            Err(fault) => {
-                self.poisoned = true;
-                Err(fault.into())
+        let outcome = tokio::time::timeout(timeout, guest.call_transform(&mut self.sandbox.store, self.transformer, batch)).await;
+        let max_records = self.sandbox.limits.max_output_records;
+        match self.sandbox.settle(outcome)? {
+            Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
+            Ok(output) if output_len(&output) > max_records => {
+                let limit = format!("{max_records} records per batch");
+                Err(self.sandbox.poison(Fault::OutputLimit { limit }).into())
             }
-            Ok(Err(e)) => Err(CallError::Plugin { kind: e.kind, message: e.message }),
-            Ok(Ok(output)) if output_len(&output) > self.limits.max_output_records => {
-                self.poisoned = true;
-                Err(Fault::OutputLimit { limit: format!("{} records per batch", self.limits.max_output_records) }.into())
-            }
-            Ok(Ok(output)) => match validate_output(&output, input_len(batch)) {
+            // Invalid output is a bug, and the plugin state that produced it is suspect.
+            Ok(output) => match validate_output(&output, input_len(batch)) {
                 Ok(()) => Ok(output),
-                Err(why) => {
-                    // Invalid output is a bug, and the plugin state that produced it is suspect.
-                    self.poisoned = true;
-                    Err(Fault::InvalidOutput(why).into())
-                }
+                Err(why) => Err(self.sandbox.poison(Fault::InvalidOutput(why)).into()),
             },
         }
     }
 
     /// Whether this instance faulted and must be replaced.
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned
+        self.sandbox.is_poisoned()
     }
 }
 
-/// wasmtime's message when a call copies more than its hostcall fuel out of the guest. The
-/// error type is private to wasmtime, so its (stable) message is what identifies it.
-const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
-
-/// Turns a wasmtime error from a guest call into the fault a user can act on.
-fn classify(store: &Store<HostState>, error: wasmtime::Error, limits: &InstanceLimits) -> Fault {
-    if store.data().limiter.refused {
-        return Fault::MemoryLimit { limit_mib: mib(limits.memory_bytes) };
-    }
-    let trap = error.downcast_ref::<Trap>().copied();
-    if trap == Some(Trap::Interrupt) {
-        let deadline = if store.data().creating { limits.create_timeout } else { limits.batch_timeout };
-        return Fault::Timeout { limit_ms: millis(deadline) };
-    }
-    let text = format!("{error:#}");
-    if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
-        return Fault::OutputLimit { limit: format!("{} MiB per batch", limits.max_output_bytes >> 20) };
-    }
-    if text.contains("maximum concurrent") || text.contains("pooling allocator") {
-        return Fault::HostCapacity(text);
-    }
-    let mut message = match trap {
-        Some(t) => t.to_string(),
-        None => format!("{error}"),
-    };
-    let stderr = store.data().stderr.text();
-    if !stderr.is_empty() {
-        message = format!("{message}; plugin error output: {stderr}");
-    }
-    Fault::Trap { message }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn mib(bytes: usize) -> u32 {
-    u32::try_from(bytes >> 20).unwrap_or(u32::MAX)
+/// The error for a plugin used as a kind it is not.
+pub(crate) fn wrong_kind(plugin: &Plugin, wanted: PluginKind) -> CreateError {
+    CreateError::WrongKind { wanted: wanted.as_str(), actual: plugin.kind().as_str() }
 }

@@ -10,15 +10,24 @@ mod batch;
 mod bindings;
 mod engine;
 mod error;
+mod http;
 mod instance;
 mod log;
 mod plugin;
+mod sandbox;
+mod sink;
+mod source;
+mod source_batch;
 mod state;
 
 pub use batch::{
-    input_len, input_record, input_source, next_stage_input, single, BatchBuilder, OutputMerger, OutputView, Produced, RecordRef, Source,
+    input_len, input_record, input_source, next_stage_input, passthrough, single, BatchBuilder, OutputMerger, OutputView, Produced, RecordRef, Source,
 };
-pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError};
+pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError, TopicPartition};
+pub use http::HttpGrant;
+pub use sink::SinkInstance;
+pub use source::SourceInstance;
+pub use source_batch::Polled;
 pub use engine::{EngineLimits, Runtime};
 pub use error::{CallError, CreateError, Fault, LoadError};
 pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};

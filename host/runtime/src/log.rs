@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::bindings::turnpike::plugin::log::{Host, Level};
-use crate::bindings::turnpike::plugin::types;
+use crate::bindings::transform::turnpike::plugin::log::{Host, Level};
+use crate::bindings::types;
 use crate::state::HostState;
 
 /// Lines a plugin instance may log per second; the rest are counted and reported as dropped.

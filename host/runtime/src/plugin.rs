@@ -7,7 +7,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-use crate::bindings::TransformPluginPre;
+use crate::bindings::sink::SinkPluginPre;
+use crate::bindings::source::SourcePluginPre;
+use crate::bindings::transform::TransformPluginPre;
 use crate::error::LoadError;
 use crate::state::HostState;
 use crate::Runtime;
@@ -17,6 +19,10 @@ use crate::Runtime;
 pub enum PluginKind {
     /// `turnpike:plugin/transform-plugin`
     Transform,
+    /// `turnpike:plugin/source-plugin`
+    Source,
+    /// `turnpike:plugin/sink-plugin`
+    Sink,
 }
 
 impl PluginKind {
@@ -24,6 +30,8 @@ impl PluginKind {
     pub fn as_str(self) -> &'static str {
         match self {
             PluginKind::Transform => "transform",
+            PluginKind::Source => "source",
+            PluginKind::Sink => "sink",
         }
     }
 }
@@ -39,8 +47,56 @@ struct Inner {
     runtime: Runtime,
     digest: String,
     size: usize,
-    kind: PluginKind,
-    pre: TransformPluginPre<HostState>,
+    pre: Pre,
+}
+
+/// The pre-instance of whichever world the component implements.
+pub(crate) enum Pre {
+    Transform(TransformPluginPre<HostState>),
+    Source(SourcePluginPre<HostState>),
+    Sink(SinkPluginPre<HostState>),
+}
+
+impl Pre {
+    /// Finds the world a component implements by trying each in turn.
+    fn of(pre: wasmtime::component::InstancePre<HostState>) -> Result<Self, LoadError> {
+        let mut why = Vec::new();
+        match TransformPluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Transform(p)),
+            Err(e) => why.push(format!("transform: {e:#}")),
+        }
+        match SourcePluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Source(p)),
+            Err(e) => why.push(format!("source: {e:#}")),
+        }
+        match SinkPluginPre::new(pre) {
+            Ok(p) => Ok(Pre::Sink(p)),
+            Err(e) => {
+                why.push(format!("sink: {e:#}"));
+                Err(LoadError::WrongWorld(why.join("; ")))
+            }
+        }
+    }
+
+    fn kind(&self) -> PluginKind {
+        match self {
+            Pre::Transform(_) => PluginKind::Transform,
+            Pre::Source(_) => PluginKind::Source,
+            Pre::Sink(_) => PluginKind::Sink,
+        }
+    }
+
+    pub(crate) fn transform(&self) -> Option<&TransformPluginPre<HostState>> {
+        if let Pre::Transform(p) = self { Some(p) } else { None }
+    }
+
+    pub(crate) fn source(&self) -> Option<&SourcePluginPre<HostState>> {
+        if let Pre::Source(p) = self { Some(p) } else { None }
+    }
+
+    pub(crate) fn sink(&self) -> Option<&SinkPluginPre<HostState>> {
+        if let Pre::Sink(p) = self { Some(p) } else { None }
+    }
 }
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
@@ -85,13 +141,12 @@ impl Runtime {
             .linker()
             .instantiate_pre(&component)
             .map_err(|e| LoadError::WrongWorld(format!("{e:#}")))?;
-        let pre = TransformPluginPre::new(pre).map_err(|e| LoadError::WrongWorld(format!("{e:#}")))?;
+        let pre = Pre::of(pre)?;
         Ok(Plugin {
             inner: Arc::new(Inner {
                 runtime: self.clone(),
                 digest: digest(bytes),
                 size: bytes.len(),
-                kind: PluginKind::Transform,
                 pre,
             }),
         })
@@ -160,20 +215,20 @@ impl Plugin {
 
     /// The world the plugin implements.
     pub fn kind(&self) -> PluginKind {
-        self.inner.kind
+        self.inner.pre.kind()
     }
 
     pub(crate) fn runtime(&self) -> &Runtime {
         &self.inner.runtime
     }
 
-    pub(crate) fn pre(&self) -> &TransformPluginPre<HostState> {
+    pub(crate) fn pre(&self) -> &Pre {
         &self.inner.pre
     }
 }
 
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plugin").field("digest", &self.inner.digest).field("kind", &self.inner.kind).finish()
+        f.debug_struct("Plugin").field("digest", &self.inner.digest).field("kind", &self.kind()).finish()
     }
 }

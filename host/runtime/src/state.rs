@@ -12,7 +12,9 @@ use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::http::{GuardedHooks, HttpGrant};
 use crate::instance::InstanceLabels;
 
 /// How much of a plugin's error output is kept to explain a trap (a Rust panic message goes
@@ -22,6 +24,8 @@ const STDERR_TAIL_BYTES: usize = 4096;
 /// The data of one plugin store.
 pub(crate) struct HostState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    pub(crate) http_hooks: GuardedHooks,
     table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
     pub(crate) labels: InstanceLabels,
@@ -37,14 +41,17 @@ pub(crate) struct HostState {
 }
 
 impl HostState {
-    pub(crate) fn new(labels: InstanceLabels, memory_bytes: usize) -> Self {
+    pub(crate) fn new(labels: InstanceLabels, memory_bytes: usize, grant: Arc<HttpGrant>) -> Self {
         let stderr = StderrTail::default();
         // The builder's defaults deny everything: no preopened directories, no environment,
         // no arguments, stdin closed, no sockets and no name lookups. Only stderr is kept (a
         // bounded tail) so that a panic message can explain a trap.
         let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        let http_hooks = GuardedHooks { grant, refusal: Arc::default(), labels: labels.clone() };
         Self {
             wasi,
+            http: WasiHttpCtx::new(),
+            http_hooks,
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(memory_bytes),
             labels,
@@ -61,6 +68,12 @@ impl HostState {
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.http_hooks }
     }
 }
 

@@ -1,0 +1,148 @@
+//! One wasmtime `Store` under limits, shared by every plugin kind: how it is set up, how a
+//! call's outcome is classified, and the poisoning rule (after a fault, no further calls).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::error::Fault;
+use crate::instance::{InstanceLabels, InstanceLimits};
+use crate::state::HostState;
+use crate::Plugin;
+
+/// Slack on top of a deadline before the async timeout drops the call outright. The epoch
+/// deadline normally fires first (within a tick); this only catches a call stuck elsewhere
+/// (such as a host call waiting on the network).
+const TIMEOUT_SLACK: Duration = Duration::from_secs(1);
+
+pub(crate) struct Sandbox {
+    pub(crate) store: Store<HostState>,
+    pub(crate) limits: InstanceLimits,
+    poisoned: bool,
+}
+
+/// What a guarded call produced before classification.
+pub(crate) type Outcome<R> = Result<wasmtime::Result<R>, tokio::time::error::Elapsed>;
+
+impl Sandbox {
+    pub(crate) fn new(plugin: &Plugin, labels: InstanceLabels, limits: InstanceLimits) -> Self {
+        let state = HostState::new(labels, limits.memory_bytes, Arc::new(limits.http.clone()));
+        let mut store = Store::new(plugin.runtime().engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        // Caps what one call may copy out of the guest: a plugin returning a huge batch fails
+        // while it is being copied, before the host has allocated it all.
+        store.set_hostcall_fuel(limits.max_output_bytes);
+        store.set_max_component_handles(10_000);
+        // Each epoch tick: yield to tokio so a long call never hogs a worker thread, and
+        // interrupt the call once its deadline has passed.
+        store.epoch_deadline_callback(|ctx| {
+            if Instant::now() >= ctx.data().deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        store.set_epoch_deadline(1);
+        Self { store, limits, poisoned: false }
+    }
+
+    /// Starts instantiation + `create`; returns the async timeout to wrap it in.
+    pub(crate) fn begin_create(&mut self) -> Duration {
+        self.begin(self.limits.create_timeout, true)
+    }
+
+    /// Starts one call; returns the async timeout to wrap it in, or a fault if the instance
+    /// is already poisoned.
+    pub(crate) fn begin_call(&mut self) -> Result<Duration, Fault> {
+        if self.poisoned {
+            return Err(Fault::Trap { message: "instance already faulted; create a new one".into() });
+        }
+        Ok(self.begin(self.limits.batch_timeout, false))
+    }
+
+    fn begin(&mut self, limit: Duration, creating: bool) -> Duration {
+        let data = self.store.data_mut();
+        data.deadline = Instant::now() + limit;
+        data.creating = creating;
+        data.http_hooks.take_refusal();
+        limit + TIMEOUT_SLACK
+    }
+
+    /// Classifies a call's outcome; a fault poisons the instance.
+    pub(crate) fn settle<R>(&mut self, outcome: Outcome<R>) -> Result<R, Fault> {
+        let result = match outcome {
+            Err(_elapsed) => Err(Fault::Timeout { limit_ms: millis(self.current_limit()) }),
+            Ok(Err(e)) => Err(self.classify(e)),
+            Ok(Ok(r)) => Ok(r),
+        };
+        self.store.data_mut().creating = false;
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    /// Marks the instance unusable (its output broke the contract).
+    pub(crate) fn poison(&mut self, fault: Fault) -> Fault {
+        self.poisoned = true;
+        fault
+    }
+
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// A plugin's error message, with the host's reason when it refused an HTTP request
+    /// during the call (the plugin only sees an error code).
+    pub(crate) fn explain(&self, message: String) -> String {
+        match self.store.data().http_hooks.take_refusal() {
+            Some(reason) => format!("{message} (the host refused outgoing HTTP: {reason})"),
+            None => message,
+        }
+    }
+
+    fn current_limit(&self) -> Duration {
+        if self.store.data().creating {
+            self.limits.create_timeout
+        } else {
+            self.limits.batch_timeout
+        }
+    }
+
+    /// Turns a wasmtime error from a guest call into the fault a user can act on.
+    fn classify(&self, error: wasmtime::Error) -> Fault {
+        let limits = &self.limits;
+        if self.store.data().limiter.refused {
+            return Fault::MemoryLimit { limit_mib: u32::try_from(limits.memory_bytes >> 20).unwrap_or(u32::MAX) };
+        }
+        let trap = error.downcast_ref::<Trap>().copied();
+        if trap == Some(Trap::Interrupt) {
+            return Fault::Timeout { limit_ms: millis(self.current_limit()) };
+        }
+        let text = format!("{error:#}");
+        if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
+            return Fault::OutputLimit { limit: format!("{} MiB per batch", limits.max_output_bytes >> 20) };
+        }
+        if text.contains("maximum concurrent") || text.contains("pooling allocator") {
+            return Fault::HostCapacity(text);
+        }
+        let mut message = match trap {
+            Some(t) => t.to_string(),
+            None => format!("{error}"),
+        };
+        let stderr = self.store.data().stderr.text();
+        if !stderr.is_empty() {
+            message = format!("{message}; plugin error output: {stderr}");
+        }
+        Fault::Trap { message }
+    }
+}
+
+/// wasmtime's message when a call copies more than its hostcall fuel out of the guest. The
+/// error type is private to wasmtime, so its (stable) message is what identifies it.
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,90 @@
+//! A live sink plugin instance: written to per batch, flushed before offsets are committed,
+//! told about partition assignment.
+
+use wasmtime::component::ResourceAny;
+
+use crate::batch::input_len;
+use crate::bindings::sink::SinkPlugin;
+use crate::error::{CallError, CreateError, Fault};
+use crate::instance::wrong_kind;
+use crate::sandbox::Sandbox;
+use crate::{InputBatch, InstanceLabels, InstanceLimits, Plugin, PluginKind, RecordError, TopicPartition};
+
+/// A created sink: its sandbox, bindings and `writer` resource. Poisoned after a fault, like
+/// [`crate::TransformInstance`].
+pub struct SinkInstance {
+    sandbox: Sandbox,
+    bindings: SinkPlugin,
+    writer: ResourceAny,
+}
+
+impl SinkInstance {
+    /// Instantiates `plugin` and calls `create` with its config.
+    pub async fn create(plugin: &Plugin, config_json: &str, labels: InstanceLabels, limits: InstanceLimits) -> Result<Self, CreateError> {
+        let pre = plugin.pre().sink().ok_or_else(|| wrong_kind(plugin, PluginKind::Sink))?;
+        let mut sandbox = Sandbox::new(plugin, labels, limits);
+        let timeout = sandbox.begin_create();
+        let outcome = tokio::time::timeout(timeout, async {
+            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
+            let result = bindings.turnpike_plugin_sink().writer().call_create(&mut sandbox.store, config_json).await?;
+            wasmtime::Result::Ok((bindings, result))
+        })
+        .await;
+        let (bindings, result) = sandbox.settle(outcome)?;
+        match result {
+            Ok(writer) => Ok(Self { sandbox, bindings, writer }),
+            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
+        }
+    }
+
+    /// Hands a batch to the sink. Returns the records it rejected for good.
+    pub async fn write(&mut self, batch: &InputBatch) -> Result<Vec<RecordError>, CallError> {
+        let timeout = self.sandbox.begin_call()?;
+        let writer = self.bindings.turnpike_plugin_sink().writer();
+        let outcome = tokio::time::timeout(timeout, writer.call_write(&mut self.sandbox.store, self.writer, batch)).await;
+        match self.sandbox.settle(outcome)? {
+            Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
+            Ok(rejected) => {
+                let n = input_len(batch);
+                if let Some(bad) = rejected.iter().find(|r| r.input as usize >= n) {
+                    let why = format!("record error for input {} out of range (batch of {n})", bad.input);
+                    return Err(self.sandbox.poison(Fault::InvalidOutput(why)).into());
+                }
+                let rejected = rejected.into_iter().map(|mut r| {
+                    r.error.message = self.sandbox.explain(r.error.message);
+                    r
+                });
+                Ok(rejected.collect())
+            }
+        }
+    }
+
+    /// Makes everything written so far durable.
+    pub async fn flush(&mut self) -> Result<(), CallError> {
+        let timeout = self.sandbox.begin_call()?;
+        let writer = self.bindings.turnpike_plugin_sink().writer();
+        let outcome = tokio::time::timeout(timeout, writer.call_flush(&mut self.sandbox.store, self.writer)).await;
+        match self.sandbox.settle(outcome)? {
+            Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// Tells the sink which partitions it now has (`assigned`) or is losing (`!assigned`).
+    pub async fn partitions(&mut self, partitions: &[TopicPartition], assigned: bool) -> Result<(), CallError> {
+        let timeout = self.sandbox.begin_call()?;
+        let writer = self.bindings.turnpike_plugin_sink().writer();
+        let store = &mut self.sandbox.store;
+        let outcome = if assigned {
+            tokio::time::timeout(timeout, writer.call_assigned(store, self.writer, partitions)).await
+        } else {
+            tokio::time::timeout(timeout, writer.call_revoked(store, self.writer, partitions)).await
+        };
+        Ok(self.sandbox.settle(outcome)?)
+    }
+
+    /// Whether this instance faulted and must be replaced.
+    pub fn is_poisoned(&self) -> bool {
+        self.sandbox.is_poisoned()
+    }
+}

@@ -1,0 +1,68 @@
+//! A live source plugin instance: created with its last stored position, then polled.
+
+use wasmtime::component::ResourceAny;
+
+use crate::bindings::source::SourcePlugin;
+use crate::error::{CallError, CreateError, Fault};
+use crate::instance::wrong_kind;
+use crate::sandbox::Sandbox;
+use crate::source_batch::{check_poll, Polled};
+use crate::{InstanceLabels, InstanceLimits, Plugin, PluginKind};
+
+/// A created source: its sandbox, bindings and `reader` resource. Poisoned after a fault,
+/// like [`crate::TransformInstance`].
+pub struct SourceInstance {
+    sandbox: Sandbox,
+    bindings: SourcePlugin,
+    reader: ResourceAny,
+    output_topic: String,
+}
+
+impl SourceInstance {
+    /// Instantiates `plugin` and calls `create` with its config and the position to resume
+    /// after (`None` on a first run). Records without a topic of their own go to
+    /// `output_topic`.
+    pub async fn create(
+        plugin: &Plugin,
+        config_json: &str,
+        position: Option<&[u8]>,
+        output_topic: &str,
+        labels: InstanceLabels,
+        limits: InstanceLimits,
+    ) -> Result<Self, CreateError> {
+        let pre = plugin.pre().source().ok_or_else(|| wrong_kind(plugin, PluginKind::Source))?;
+        let mut sandbox = Sandbox::new(plugin, labels, limits);
+        let timeout = sandbox.begin_create();
+        let outcome = tokio::time::timeout(timeout, async {
+            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
+            let reader = bindings.turnpike_plugin_source().reader();
+            let result = reader.call_create(&mut sandbox.store, config_json, position).await?;
+            wasmtime::Result::Ok((bindings, result))
+        })
+        .await;
+        let (bindings, result) = sandbox.settle(outcome)?;
+        match result {
+            Ok(reader) => Ok(Self { sandbox, bindings, reader, output_topic: output_topic.to_owned() }),
+            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
+        }
+    }
+
+    /// Asks for at most `max_records` new records.
+    pub async fn poll(&mut self, max_records: u32) -> Result<Polled, CallError> {
+        let timeout = self.sandbox.begin_call()?;
+        let reader = self.bindings.turnpike_plugin_source().reader();
+        let outcome = tokio::time::timeout(timeout, reader.call_poll(&mut self.sandbox.store, self.reader, max_records)).await;
+        match self.sandbox.settle(outcome)? {
+            Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
+            Ok(batch) => match check_poll(batch, &self.output_topic, max_records as usize) {
+                Ok(polled) => Ok(polled),
+                Err(why) => Err(self.sandbox.poison(Fault::InvalidOutput(why)).into()),
+            },
+        }
+    }
+
+    /// Whether this instance faulted and must be replaced.
+    pub fn is_poisoned(&self) -> bool {
+        self.sandbox.is_poisoned()
+    }
+}
