@@ -53,6 +53,9 @@ impl From<HostError> for ApiError {
             HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Config { key, .. })) => {
                 Self { key, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_config", detail) }
             }
+            HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::WrongKind { .. })) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "wrong_kind", detail)
+            }
             HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Fault(f))) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class(), detail)
             }

@@ -25,6 +25,9 @@ pub struct Builtin {
 pub const BUILTINS: &[Builtin] = &[
     Builtin { name: "identity", lib: "identity", description: "passes records through unchanged" },
     Builtin { name: "pii-mask", lib: "pii_mask", description: "masks personal data in JSON values" },
+    Builtin { name: "datagen", lib: "datagen", description: "source: JSON records from a field spec" },
+    Builtin { name: "http-source", lib: "http_source", description: "source: polls a JSON API" },
+    Builtin { name: "http-sink", lib: "http_sink", description: "sink: sends records to an HTTP endpoint" },
 ];
 
 /// Why the built-in plugins could not be built.

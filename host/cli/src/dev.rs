@@ -49,7 +49,7 @@ transforms:
 pub async fn dev(args: DevArgs) -> Result<()> {
     let broker = EmbeddedBroker::start()?;
     let bootstrap = broker.bootstrap_servers();
-    for topic in ["customers", "customers.masked"] {
+    for topic in ["customers", "customers.masked", turnpike_pipeline::DEFAULT_POSITIONS_TOPIC] {
         broker.create_topic(topic, 3)?;
     }
     tracing::info!(%bootstrap, "embedded Kafka-compatible broker started (librdkafka mock cluster, in memory)");
@@ -158,6 +158,6 @@ mod tests {
     #[test]
     fn the_demo_connector_is_valid() {
         let c = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "demo").unwrap();
-        assert_eq!(c.output_topic.as_str(), "customers.masked");
+        assert_eq!(c.output(), "customers.masked");
     }
 }

@@ -37,7 +37,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
     let state_dir = base.join(&config.state_dir);
     let store = StateStore::open(&state_dir).with_context(|| format!("state_dir: {}", state_dir.display()))?;
-    let host = Arc::new(Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone()).persist_to(store));
+    let host = Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone())
+        .persist_to(store)
+        .positions_topic(config.source_positions_topic.clone());
+    let host = Arc::new(host);
+    host.prepare_positions_topic().await;
     serve::load_builtins(&host).await?;
     for (name, source) in &config.plugins {
         let path = base.join(&source.path);

@@ -8,18 +8,35 @@ use serde::{Deserialize, Serialize};
 use crate::ranged::Ranged;
 use crate::{ConnectorName, PluginRef, Problem, TopicName};
 
-/// A transform connector: input topics → a chain of transform plugins → output topic.
+/// A connector. Its kind follows from what it names:
+/// - **transform**: `topics` → `transforms` → `output_topic`;
+/// - **source**: `source` plugin → `transforms` (optional) → `output_topic`;
+/// - **sink**: `topics` → `transforms` (optional) → `sink` plugin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorConfig {
     /// Unique connector name.
     pub name: ConnectorName,
-    /// Topics to consume.
+    /// Topics to consume (transform and sink connectors).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<TopicName>,
-    /// Where outputs go unless a plugin names another topic for a record.
-    pub output_topic: TopicName,
+    /// Where outputs go unless a plugin names another topic for a record (transform and
+    /// source connectors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_topic: Option<TopicName>,
+    /// A source plugin to read from, instead of `topics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceStep>,
     /// The transform chain, applied in order. Each step's outputs are the next step's inputs.
+    /// Required for transform connectors; optional for sources and sinks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transforms: Vec<TransformStep>,
+    /// A sink plugin to write to, instead of `output_topic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<SinkStep>,
+    /// Outgoing HTTP the connector's plugins may make. Default: none.
+    #[serde(default, skip_serializing_if = "HttpAccess::is_default")]
+    pub http: HttpAccess,
     /// Consumer group id; defaults to `turnpike-<name>` so each connector has its own group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
@@ -77,6 +94,84 @@ fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(serde_json::Map::new())
 }
 
+/// The plugin a source connector reads from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceStep {
+    /// The plugin: `name`, `name@latest` or `name@VERSION`.
+    pub plugin: PluginRef,
+    /// The plugin's own configuration, handed to its `create` as JSON.
+    #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
+    pub config: serde_json::Value,
+    /// How long to wait before polling again after a poll returned nothing. Default 1,000 ms;
+    /// 1 to 3,600,000. A poll that returns records is followed by the next at once (as long
+    /// as Kafka keeps up).
+    #[serde(default = "default_interval")]
+    pub poll_interval_ms: Ranged<1, 3_600_000>,
+}
+
+/// The plugin a sink connector writes to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SinkStep {
+    /// The plugin: `name`, `name@latest` or `name@VERSION`.
+    pub plugin: PluginRef,
+    /// The plugin's own configuration, handed to its `create` as JSON.
+    #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
+    pub config: serde_json::Value,
+    /// How often the sink is flushed and, after a successful flush, consumer offsets
+    /// committed. Default 1,000 ms; 1 to 3,600,000. Also flushed at shutdown and before
+    /// partitions are given up.
+    #[serde(default = "default_interval")]
+    pub flush_interval_ms: Ranged<1, 3_600_000>,
+}
+
+fn default_interval() -> Ranged<1, 3_600_000> {
+    Ranged::constant(1_000)
+}
+
+/// Outgoing HTTP (`wasi:http`) granted to the connector's plugins. Nothing is granted by
+/// default. Entries are hosts — `api.example.com`, `*.example.com`, an IP address — with an
+/// optional `:PORT` or `:*` (no port: 80 and 443). A name that resolves to a private,
+/// loopback or link-local address is refused unless the address itself is listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpAccess {
+    /// Hosts the plugins may call.
+    pub allow: Vec<String>,
+    /// Longest wait to connect, in ms. Default 5,000; 1 to 60,000.
+    pub connect_timeout_ms: Ranged<1, 60_000>,
+    /// Longest wait for a response (first byte, and between body chunks), in ms. Default
+    /// 30,000; 1 to 600,000. A plugin may ask for shorter timeouts, never longer.
+    pub timeout_ms: Ranged<1, 600_000>,
+}
+
+impl Default for HttpAccess {
+    fn default() -> Self {
+        Self { allow: Vec::new(), connect_timeout_ms: Ranged::constant(5_000), timeout_ms: Ranged::constant(30_000) }
+    }
+}
+
+impl HttpAccess {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// What a connector connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectorKind {
+    /// Topics → transforms → topic.
+    Transform,
+    /// Source plugin → transforms → topic.
+    Source,
+    /// Topics → transforms → sink plugin.
+    Sink,
+}
+
 /// Batching. A batch closes when it has `max_records` records or `max_wait_ms` has passed
 /// since its first record, whichever comes first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -105,8 +200,9 @@ pub enum ErrorTolerance {
     All,
 }
 
-/// The connector's error policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, utoipa::ToSchema)]
+/// The connector's error policy, applied at every stage (source poll, each transform, sink
+/// write).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ErrorsConfig {
     /// `none` (default) or `all`.
@@ -114,6 +210,23 @@ pub struct ErrorsConfig {
     /// With `tolerance: all`, failed records are written here unchanged, with headers saying
     /// where they came from and why they failed. Without it they are skipped and counted.
     pub dead_letter_topic: Option<TopicName>,
+    /// How long an operation a plugin reports as `retriable` is retried, in ms, before it
+    /// counts as failed. Default 60,000; 0 (no retries) to 86,400,000.
+    pub retry_timeout_ms: Ranged<0, 86_400_000>,
+    /// Longest pause between two retries, in ms; pauses start at 100 ms and double. Default
+    /// 10,000; 1 to 3,600,000.
+    pub retry_max_delay_ms: Ranged<1, 3_600_000>,
+}
+
+impl Default for ErrorsConfig {
+    fn default() -> Self {
+        Self {
+            tolerance: ErrorTolerance::None,
+            dead_letter_topic: None,
+            retry_timeout_ms: Ranged::constant(60_000),
+            retry_max_delay_ms: Ranged::constant(10_000),
+        }
+    }
 }
 
 /// Sandbox limits per plugin instance. Defaults are chosen for JSON transforms of ordinary
@@ -186,13 +299,53 @@ impl ConnectorConfig {
         self.group_id.clone().unwrap_or_else(|| format!("turnpike-{}", self.name))
     }
 
+    /// What the connector connects, from the fields it sets. A connector naming both a
+    /// source and a sink is reported by [`ConnectorConfig::validate`]; here it counts as a
+    /// source.
+    pub fn kind(&self) -> ConnectorKind {
+        match (&self.source, &self.sink) {
+            (Some(_), _) => ConnectorKind::Source,
+            (None, Some(_)) => ConnectorKind::Sink,
+            (None, None) => ConnectorKind::Transform,
+        }
+    }
+
+    /// The output topic (`""` for a sink connector, which has none).
+    pub fn output(&self) -> &str {
+        self.output_topic.as_ref().map_or("", TopicName::as_str)
+    }
+
+    /// Every plugin the connector runs, with the key its reference is written under.
+    pub fn plugin_refs(&self) -> Vec<(String, &PluginRef)> {
+        let mut refs = Vec::new();
+        if let Some(s) = &self.source {
+            refs.push(("source.plugin".to_owned(), &s.plugin));
+        }
+        refs.extend(self.transforms.iter().enumerate().map(|(i, t)| (format!("transforms[{i}].plugin"), &t.plugin)));
+        if let Some(s) = &self.sink {
+            refs.push(("sink.plugin".to_owned(), &s.plugin));
+        }
+        refs
+    }
+
     /// Checks the rules that types alone cannot express. `key` is the path of this connector
     /// in its document (e.g. `connectors[2]`); every problem is returned, none is fatal alone.
     pub fn validate(&self, key: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut add = |field: &str, msg: String| problems.push(Problem::new(format!("{key}.{field}"), msg));
-        if self.topics.is_empty() {
-            add("topics", "list at least one topic to consume".into());
+        let kind = self.kind();
+        if self.source.is_some() && self.sink.is_some() {
+            add("sink", "a connector has a source or a sink, not both: make two connectors joined by a topic".into());
+        }
+        match kind {
+            ConnectorKind::Source if !self.topics.is_empty() => add("topics", "a source connector reads from its source plugin; remove `topics`".into()),
+            ConnectorKind::Transform | ConnectorKind::Sink if self.topics.is_empty() => add("topics", "list at least one topic to consume".into()),
+            _ => {}
+        }
+        match (kind, &self.output_topic) {
+            (ConnectorKind::Sink, Some(_)) => add("output_topic", "a sink connector writes to its sink plugin; remove `output_topic`".into()),
+            (ConnectorKind::Transform | ConnectorKind::Source, None) => add("output_topic", "name the topic to write to".into()),
+            _ => {}
         }
         let mut seen = BTreeSet::new();
         for (i, t) in self.topics.iter().enumerate() {
@@ -201,7 +354,7 @@ impl ConnectorConfig {
             }
         }
         if let Some(dlq) = &self.errors.dead_letter_topic {
-            if self.topics.contains(dlq) || dlq == &self.output_topic {
+            if self.topics.contains(dlq) || Some(dlq) == self.output_topic.as_ref() {
                 add("errors.dead_letter_topic", format!("{:?} is also an input or the output topic; use a topic of its own", dlq.as_str()));
             }
             if self.errors.tolerance == ErrorTolerance::None {
@@ -211,15 +364,22 @@ impl ConnectorConfig {
         if self.restart.base_ms.get() > self.restart.max_ms.get() {
             add("restart.base_ms", format!("{} is above restart.max_ms ({})", self.restart.base_ms, self.restart.max_ms));
         }
-        if self.topics.contains(&self.output_topic) {
-            add("output_topic", format!("{:?} is also an input topic: the connector would consume its own output", self.output_topic.as_str()));
+        if let Some(out) = &self.output_topic {
+            if self.topics.contains(out) {
+                add("output_topic", format!("{:?} is also an input topic: the connector would consume its own output", out.as_str()));
+            }
         }
-        if self.transforms.is_empty() {
+        if kind == ConnectorKind::Transform && self.transforms.is_empty() {
             add("transforms", "list at least one transform step (use the `identity` plugin to copy records)".into());
         }
         for (i, step) in self.transforms.iter().enumerate() {
             if !step.config.is_object() {
                 add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
+            }
+        }
+        for (field, config) in [("source.config", self.source.as_ref().map(|s| &s.config)), ("sink.config", self.sink.as_ref().map(|s| &s.config))] {
+            if config.is_some_and(|c| !c.is_object()) {
+                add(field, "must be a mapping of keys to values".into());
             }
         }
         if let Some(g) = &self.group_id {

@@ -25,6 +25,10 @@ pub struct HostConfig {
     /// `turnpike-state`.
     #[serde(default = "default_state_dir")]
     pub state_dir: PathBuf,
+    /// The compacted Kafka topic where source connectors' positions are kept (created on
+    /// start if missing). Default `turnpike-source-positions`.
+    #[serde(default = "default_positions_topic")]
+    pub source_positions_topic: String,
     /// Plugins loaded from files, by name. Built-in plugins (`pii-mask`, `identity`) need no
     /// entry.
     #[serde(default)]
@@ -32,6 +36,10 @@ pub struct HostConfig {
     /// The connectors to run.
     #[serde(default)]
     pub connectors: Vec<ConnectorConfig>,
+}
+
+fn default_positions_topic() -> String {
+    "turnpike-source-positions".into()
 }
 
 fn default_state_dir() -> PathBuf {

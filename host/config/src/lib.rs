@@ -11,7 +11,10 @@ mod host;
 mod names;
 mod ranged;
 
-pub use connector::{BatchConfig, ConnectorConfig, ErrorTolerance, ErrorsConfig, Limits, RestartPolicy, StartFrom, TransformStep};
+pub use connector::{
+    BatchConfig, ConnectorConfig, ConnectorKind, ErrorTolerance, ErrorsConfig, HttpAccess, Limits, RestartPolicy, SinkStep, SourceStep, StartFrom,
+    TransformStep,
+};
 pub use error::{ConfigError, Problem};
 pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};

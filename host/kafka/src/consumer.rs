@@ -9,6 +9,7 @@ use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
+use crate::rebalance::{GroupContext, PartitionChange};
 use crate::KafkaError;
 
 /// What a connector's consumer reads.
@@ -95,7 +96,7 @@ impl Offsets {
 /// A connector's consumer. Auto-commit is off: offsets are committed only through
 /// [`Consumer::commit`], after the caller knows the records' outputs are safely written.
 pub struct Consumer {
-    inner: StreamConsumer,
+    inner: StreamConsumer<GroupContext>,
 }
 
 /// Pause after a consumer error before reading again, so a broker outage is not a busy loop.
@@ -116,7 +117,7 @@ impl Consumer {
             .set("auto.offset.reset", &options.start_from)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false");
-        let inner: StreamConsumer = config.create().map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext::default()).map_err(|source| KafkaError::Client { role: "consumer", source })?;
         let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
         inner
             .subscribe(&topics)
@@ -181,12 +182,20 @@ impl Consumer {
         self.inner.resume(&assigned).map_err(KafkaError::Pause)
     }
 
+    /// Partitions assigned or revoked since the last call, in order.
+    pub fn take_partition_changes(&self) -> Vec<PartitionChange> {
+        std::mem::take(&mut *self.inner.context().changes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// Commits `offsets` (next offsets to read). `sync` waits for the broker's answer; use it
-    /// at shutdown so the last acknowledged work is not re-read.
+    /// at shutdown so the last acknowledged work is not re-read. The offsets are also
+    /// remembered as safe: they are committed again, synchronously, right before their
+    /// partitions are revoked in a rebalance.
     pub fn commit(&self, offsets: &Offsets, sync: bool) -> Result<(), KafkaError> {
         if offsets.is_empty() {
             return Ok(());
         }
+        self.inner.context().safe.lock().unwrap_or_else(|p| p.into_inner()).merge(offsets);
         let mut tpl = TopicPartitionList::new();
         for (topic, partition, next) in offsets.iter() {
             tpl.add_partition_offset(topic, partition, Offset::Offset(next)).map_err(KafkaError::Commit)?;

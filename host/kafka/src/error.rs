@@ -58,4 +58,10 @@ pub enum KafkaError {
         /// librdkafka's error.
         source: rdkafka::error::KafkaError,
     },
+    /// The positions topic could not be read to its end in time.
+    #[error("could not read the source positions topic {topic:?} to its end in time")]
+    PositionsTimeout {
+        /// The topic.
+        topic: String,
+    },
 }

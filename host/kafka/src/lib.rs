@@ -8,10 +8,14 @@ mod consumer;
 mod embedded;
 mod error;
 mod offsets;
+mod positions;
 mod producer;
+mod rebalance;
 
 pub use consumer::{ConsumedRecord, Consumer, ConsumerOptions, Offsets};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
+pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};
+pub use rebalance::PartitionChange;

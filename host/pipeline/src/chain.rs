@@ -6,16 +6,17 @@
 //! re-run one record at a time so that only the records that make the plugin fault fail.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use turnpike_config::ErrorTolerance;
+use turnpike_config::{ErrorTolerance, ErrorsConfig};
 use turnpike_runtime::{
-    input_len, input_source, next_stage_input, single, CallError, CreateError, ErrorKind, Fault, InputBatch,
+    input_len, input_source, next_stage_input, passthrough, single, CallError, CreateError, ErrorKind, Fault, InputBatch,
     InstanceLabels, InstanceLimits, OutputBatch, OutputMerger, OutputView, PluginError, RecordError, Source,
     TransformInstance,
 };
 
+use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
+use crate::retry::Retry;
 use crate::status::LiveStatus;
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
@@ -31,21 +32,6 @@ impl Stage {
     }
 }
 
-/// A record that failed at some stage.
-#[derive(Debug, Clone)]
-pub(crate) struct FailedRecord {
-    /// Index of the Kafka record in the consumed batch.
-    pub(crate) origin: u32,
-    /// Index of the stage in the chain.
-    pub(crate) stage: usize,
-    /// `name@version` of the plugin.
-    pub(crate) plugin: String,
-    pub(crate) kind: ErrorKind,
-    /// `record_error` when the plugin rejected the record, else the fault class it caused.
-    pub(crate) class: String,
-    pub(crate) message: String,
-}
-
 /// What a batch became.
 pub(crate) struct ChainOutput {
     /// The last stage's output; owns every output byte.
@@ -53,6 +39,9 @@ pub(crate) struct ChainOutput {
     /// For each output of `batch` to send: its index in `batch`, and the destination chosen
     /// by this or an earlier stage (else the connector's output topic).
     pub(crate) sends: Vec<(usize, Option<String>)>,
+    /// For each entry of `sends`: the index of the record it derives from in the batch as
+    /// read.
+    pub(crate) origins: Vec<u32>,
     /// Inputs that failed, one entry each.
     pub(crate) failed: Vec<FailedRecord>,
 }
@@ -70,6 +59,7 @@ impl ChainError {
     pub(crate) fn class(&self) -> &'static str {
         match self {
             ChainError::Create { source: CreateError::Config { .. }, .. } => "plugin_config",
+            ChainError::Create { source: CreateError::WrongKind { .. }, .. } => "wrong_kind",
             ChainError::Create { source: CreateError::Fault(f), .. } | ChainError::Fault { source: f, .. } => f.class(),
         }
     }
@@ -86,10 +76,6 @@ async fn create(info: &PluginInfo, config_json: &str, connector: &str, limits: &
     created.map_err(|source| ChainError::Create { plugin: info.label(), source })
 }
 
-/// How often a batch the plugin calls `retriable` is retried, and the first backoff (doubled
-/// each time).
-const RETRIES: u32 = 3;
-const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Faults tolerated while isolating the records of one batch. Past this the plugin faults on
 /// (nearly) everything: isolating further would only burn CPU, so the connector fails.
 const MAX_ISOLATION_FAULTS: usize = 5;
@@ -104,13 +90,13 @@ pub(crate) struct Chain {
     stages: Vec<Stage>,
     connector: String,
     limits: InstanceLimits,
-    tolerance: ErrorTolerance,
+    errors: ErrorsConfig,
     status: Arc<LiveStatus>,
 }
 
 impl Chain {
-    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, tolerance: ErrorTolerance, status: Arc<LiveStatus>) -> Self {
-        Self { stages, connector, limits, tolerance, status }
+    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, errors: ErrorsConfig, status: Arc<LiveStatus>) -> Self {
+        Self { stages, connector, limits, errors, status }
     }
 
     pub(crate) fn plugin_labels(&self) -> Vec<String> {
@@ -167,24 +153,22 @@ impl Chain {
     /// batch-level plugin error becomes a failure of every record in the batch.
     async fn call(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
         let mut faults = 0;
-        let mut retries = 0;
+        let mut retry = Retry::new(&self.errors);
         loop {
             match self.call_once(i, input).await? {
                 Ok(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
                 Err(CallError::Fault(fault)) => {
                     faults += 1;
                     if faults > 1 {
-                        return match self.tolerance {
+                        return match self.errors.tolerance {
                             ErrorTolerance::All => self.isolate(i, input).await,
                             ErrorTolerance::None => Err(ChainError::Fault { plugin: self.stages[i].info.label(), source: fault }),
                         };
                     }
                 }
-                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retries < RETRIES => {
-                    let backoff = FIRST_BACKOFF * 2u32.pow(retries);
-                    tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, ?backoff, "plugin asked to retry the batch");
-                    retries += 1;
-                    tokio::time::sleep(backoff).await;
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retry.pause().await => {
+                    LiveStatus::add(&self.status.retries, 1);
+                    tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, attempt = retry.attempts(), "plugin asked to retry the batch");
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     let error = PluginError { kind, message };
@@ -220,16 +204,24 @@ impl Chain {
         Ok(StageOutput { out: merger.finish(), poisoned })
     }
 
-    /// Runs a consumed batch through every stage.
-    pub(crate) async fn run(&mut self, batch: &InputBatch) -> Result<ChainOutput, ChainError> {
+    /// Runs a batch through every stage. With `route_by_topic`, each record's own topic is
+    /// where its outputs go unless a stage picks another (records polled from a source carry
+    /// their destination); otherwise outputs go to the connector's output topic.
+    pub(crate) async fn run(&mut self, batch: &InputBatch, route_by_topic: bool) -> Result<ChainOutput, ChainError> {
         let n = input_len(batch);
+        let route_of = |i: usize| route_by_topic.then(|| batch.topics[input_source(batch, i).topic as usize].clone());
+        if self.stages.is_empty() {
+            let sends = (0..n).map(|i| (i, route_of(i))).collect();
+            let origins = (0..n as u32).collect();
+            return Ok(ChainOutput { batch: passthrough(batch), sends, origins, failed: Vec::new() });
+        }
         // Where each Kafka record came from; every later stage sees its inputs as coming from
         // the same topic, partition and offset.
         let sources: Vec<Source> = (0..n).map(|i| input_source(batch, i)).collect();
         // Per input of the current stage: the Kafka record it derives from, and the
         // destination an earlier stage chose.
         let mut origins: Vec<u32> = (0..n as u32).collect();
-        let mut routes: Vec<Option<String>> = vec![None; n];
+        let mut routes: Vec<Option<String>> = (0..n).map(route_of).collect();
         let mut failed_mask = vec![false; n];
         let mut failed = Vec::new();
         let mut owned: Option<InputBatch> = None;
@@ -241,7 +233,7 @@ impl Chain {
             let mut fail = |input: u32, kind: ErrorKind, class: &str, message: String| {
                 let origin = origins[input as usize];
                 if !std::mem::replace(&mut failed_mask[origin as usize], true) {
-                    failed.push(FailedRecord { origin, stage: i, plugin: plugin.clone(), kind, class: class.to_owned(), message });
+                    failed.push(FailedRecord { origin, stage: format!("transforms[{i}]"), plugin: plugin.clone(), kind, class: class.to_owned(), message });
                 }
             };
             for RecordError { input, error } in &out.errors {
@@ -258,14 +250,15 @@ impl Chain {
                 .map(|(j, p)| (j, origins[p.input as usize], p.topic.map(str::to_owned).or_else(|| routes[p.input as usize].clone())))
                 .collect();
             if i + 1 == self.stages.len() {
+                let origins = kept.iter().map(|k| k.1).collect();
                 let sends = kept.into_iter().map(|(j, _, route)| (j, route)).collect();
-                return Ok(ChainOutput { batch: out, sends, failed });
+                return Ok(ChainOutput { batch: out, sends, origins, failed });
             }
             let keep: Vec<(usize, Source)> = kept.iter().map(|&(j, origin, _)| (j, sources[origin as usize])).collect();
             origins = kept.iter().map(|k| k.1).collect();
             routes = kept.into_iter().map(|k| k.2).collect();
             owned = Some(next_stage_input(out, &keep, batch.topics.clone()));
         }
-        unreachable!("a connector has at least one transform stage (checked by validation)")
+        unreachable!("an empty chain returned before the loop")
     }
 }

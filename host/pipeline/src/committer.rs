@@ -1,59 +1,116 @@
-//! Commits consumed offsets only after every output derived from them is acknowledged by
-//! the broker, batch by batch and in order. This is the at-least-once guarantee.
+//! Records progress only after every output derived from it is acknowledged by the broker,
+//! batch by batch and in order. This is the at-least-once guarantee. Progress is consumer
+//! offsets for connectors that read Kafka, and the source's position for source connectors.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use turnpike_kafka::{Consumer, Delivery, Offsets};
+use turnpike_kafka::{Consumer, Delivery, Offsets, OutgoingRecord, Producer};
 
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
 
 /// Batches whose outputs are in flight, at most. Bounds memory and makes a slow broker slow
-/// the consumer down (backpressure) instead of buffering without end.
+/// the connector down (backpressure) instead of buffering without end.
 pub(crate) const IN_FLIGHT_BATCHES: usize = 8;
 
-/// How often acknowledged offsets are committed while running (busy or idle); also
-/// committed at shutdown. A crash re-reads at most this much acknowledged work (duplicates,
-/// never losses).
+/// How often acknowledged progress is saved while running (busy or idle); also saved at
+/// shutdown. A crash re-reads at most this much acknowledged work (duplicates, never losses).
 const COMMIT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Commits without waiting; a failure is retried at the next commit (offsets only grow).
-fn commit(consumer: &Consumer, acknowledged: &Offsets, connector: &str) {
-    if let Err(e) = consumer.commit(acknowledged, false) {
-        tracing::warn!(%connector, error = %e, "offset commit failed; will retry");
+/// Where progress is saved.
+pub(crate) trait Checkpoint: Send + Sync + 'static {
+    /// What one batch completes.
+    type Progress: Default + Send + 'static;
+    /// Folds a later batch's progress into what is acknowledged.
+    fn merge(acknowledged: &mut Self::Progress, batch: Self::Progress);
+    /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
+    /// is logged and retried at the next save (progress only grows).
+    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = ()> + Send;
+}
+
+/// A consumer group's offsets: for connectors that read Kafka.
+pub(crate) struct GroupOffsets {
+    pub(crate) consumer: Arc<Consumer>,
+    pub(crate) connector: String,
+}
+
+impl Checkpoint for GroupOffsets {
+    type Progress = Offsets;
+
+    fn merge(acknowledged: &mut Offsets, batch: Offsets) {
+        acknowledged.merge(&batch);
+    }
+
+    async fn save(&self, acknowledged: &Offsets, sync: bool) {
+        if let Err(e) = self.consumer.commit(acknowledged, sync) {
+            tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
+        }
     }
 }
 
-/// One batch's outputs in flight and the offsets they complete.
-pub(crate) struct PendingBatch {
-    pub(crate) deliveries: Vec<Delivery>,
-    pub(crate) offsets: Offsets,
+/// A source's position, saved in the compacted positions topic under the connector's name.
+pub(crate) struct SourcePosition {
+    pub(crate) producer: Producer,
+    pub(crate) topic: String,
+    pub(crate) connector: String,
 }
 
-/// Runs until the task drops its sender, then commits what is acknowledged and returns.
-/// On a delivery failure it commits what was acknowledged before, marks the connector
-/// failed and cancels `failed` so the task stops reading.
-pub(crate) async fn run(
-    mut batches: mpsc::Receiver<PendingBatch>,
-    consumer: Arc<Consumer>,
+impl Checkpoint for SourcePosition {
+    /// The position after the batch's last record, if any record carried one.
+    type Progress = Option<Vec<u8>>;
+
+    fn merge(acknowledged: &mut Option<Vec<u8>>, batch: Option<Vec<u8>>) {
+        if batch.is_some() {
+            *acknowledged = batch;
+        }
+    }
+
+    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) {
+        let Some(position) = acknowledged else { return };
+        let record = OutgoingRecord { topic: &self.topic, key: Some(self.connector.as_bytes()), value: Some(position), timestamp: None };
+        // Always waits for the acknowledgement: the committer is its own task, and the next
+        // save should not overtake this one.
+        let saved = match self.producer.send(record, []).await {
+            Ok(delivery) => delivery.wait().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = saved {
+            tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; will retry");
+        }
+    }
+}
+
+/// One batch's outputs in flight and the progress they complete.
+pub(crate) struct PendingBatch<P> {
+    pub(crate) deliveries: Vec<Delivery>,
+    pub(crate) progress: P,
+}
+
+/// Runs until the task drops its sender, then saves what is acknowledged and returns.
+/// On a delivery failure it saves what was acknowledged before, marks the connector failed
+/// and cancels `failed` so the task stops reading.
+pub(crate) async fn run<C: Checkpoint>(
+    mut batches: mpsc::Receiver<PendingBatch<C::Progress>>,
+    checkpoint: C,
     status: Arc<LiveStatus>,
     connector: String,
     failed: CancellationToken,
 ) {
-    let mut acknowledged = Offsets::default();
-    let mut last_commit = Instant::now();
-    // Whether `acknowledged` has offsets not yet committed; an idle connector commits them
-    // on the timer, not only when the next batch arrives.
+    let mut acknowledged = C::Progress::default();
+    let mut last_save = Instant::now();
+    // Whether `acknowledged` has progress not yet saved; an idle connector saves it on the
+    // timer, not only when the next batch arrives.
     let mut dirty = false;
     'batches: loop {
-        let due = tokio::time::Instant::from_std(last_commit + COMMIT_INTERVAL);
+        let due = tokio::time::Instant::from_std(last_save + COMMIT_INTERVAL);
         let batch = tokio::select! {
             batch = batches.recv() => batch,
             _ = tokio::time::sleep_until(due), if dirty => {
-                commit(&consumer, &acknowledged, &connector);
-                (last_commit, dirty) = (Instant::now(), false);
+                checkpoint.save(&acknowledged, false).await;
+                (last_save, dirty) = (Instant::now(), false);
                 continue;
             }
         };
@@ -61,23 +118,21 @@ pub(crate) async fn run(
         let outputs = batch.deliveries.len() as u64;
         for delivery in batch.deliveries {
             if let Err(e) = delivery.wait().await {
-                tracing::error!(%connector, error = %e, "output not acknowledged; stopping without committing this batch");
+                tracing::error!(%connector, error = %e, "output not acknowledged; stopping without saving this batch's progress");
                 status.set(ConnectorState::Failed, Some(FaultInfo { class: "kafka".into(), message: e.to_string() }));
                 failed.cancel();
                 break 'batches;
             }
         }
         LiveStatus::add(&status.records_out, outputs);
-        acknowledged.merge(&batch.offsets);
+        C::merge(&mut acknowledged, batch.progress);
         dirty = true;
-        if last_commit.elapsed() >= COMMIT_INTERVAL {
-            commit(&consumer, &acknowledged, &connector);
-            (last_commit, dirty) = (Instant::now(), false);
+        if last_save.elapsed() >= COMMIT_INTERVAL {
+            checkpoint.save(&acknowledged, false).await;
+            (last_save, dirty) = (Instant::now(), false);
         }
     }
     // Refuse further batches at once, so a task blocked on a full channel wakes up.
     batches.close();
-    if let Err(e) = consumer.commit(&acknowledged, true) {
-        tracing::warn!(%connector, error = %e, "final offset commit failed; acknowledged records may be re-read");
-    }
+    checkpoint.save(&acknowledged, true).await;
 }

@@ -1,24 +1,22 @@
 //! The host: plugins, connectors, and a supervisor per connector that restarts what fails.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, RestartPolicy, SandboxConfig};
-use turnpike_kafka::{group_offsets, reset_group_offsets, Consumer, ConsumerOptions, KafkaError, PartitionOffsets, Producer, ResetTo};
-use turnpike_runtime::{InstanceLimits, LoadError, Runtime};
+use turnpike_config::{ConnectorConfig, ConnectorKind, PluginName, PluginRef, Problem, SandboxConfig};
+use turnpike_kafka::{ensure_positions_topic, group_offsets, reset_group_offsets, KafkaError, PartitionOffsets, ResetTo, DEFAULT_POSITIONS_TOPIC};
+use turnpike_runtime::{LoadError, Runtime};
 use turnpike_state::{Lifecycle, StateError, StateStore};
 
-use crate::chain::{Chain, Stage};
 use crate::dry_run::{DryRunResult, SampleRecord};
-use crate::swap::SwapRequest;
 use crate::events::{EventKind, Events};
 use crate::registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-use crate::status::{ConnectorState, ConnectorStatus, FaultInfo, LiveStatus};
-use crate::task::ConnectorTask;
+use crate::status::{ConnectorState, ConnectorStatus, LiveStatus};
+use crate::supervisor::{supervise, Shared};
+use crate::swap::SwapRequest;
 
 /// Why the host refused an operation.
 #[derive(Debug, thiserror::Error)]
@@ -68,12 +66,6 @@ pub enum HostError {
     Persist(#[from] StateError),
 }
 
-/// What every connector's supervisor needs from the host.
-struct Shared {
-    registry: PluginRegistry,
-    kafka: Vec<(String, String)>,
-    events: Arc<Events>,
-}
 
 struct Running {
     config: ConnectorConfig,
@@ -116,8 +108,28 @@ impl Host {
     /// A host with no plugins and no connectors. `kafka` are librdkafka settings shared by
     /// every connector's clients; `sandbox` bounds what connectors may ask for.
     pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
-        let shared = Arc::new(Shared { registry: PluginRegistry::default(), kafka, events: Arc::new(Events::default()) });
+        let shared = Arc::new(Shared {
+            registry: PluginRegistry::default(),
+            kafka,
+            events: Arc::new(Events::default()),
+            positions_topic: DEFAULT_POSITIONS_TOPIC.to_owned(),
+        });
         Self { runtime, sandbox, shared, connectors: Mutex::new(BTreeMap::new()), lifecycle: tokio::sync::Mutex::new(()), store: None }
+    }
+
+    /// Keeps source positions in `topic` instead of the default
+    /// [`DEFAULT_POSITIONS_TOPIC`]. Call before any connector starts.
+    pub fn positions_topic(mut self, topic: impl Into<String>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.positions_topic = topic.into();
+        }
+        self
+    }
+
+    /// Creates the compacted source positions topic if it does not exist yet (a refusal only
+    /// warns: the topic may be managed by someone else).
+    pub async fn prepare_positions_topic(&self) {
+        ensure_positions_topic(&self.shared.kafka, &self.shared.positions_topic).await;
     }
 
     /// Saves plugin uploads and connector changes in `store` from now on.
@@ -217,6 +229,9 @@ impl Host {
     fn rule_problems(&self, config: &ConnectorConfig) -> Vec<Problem> {
         let mut problems = config.validate("connector");
         problems.extend(self.sandbox.check(config, "connector"));
+        if let Err(e) = crate::supervisor::instance_limits(config) {
+            problems.push(Problem::new("connector.http.allow", e));
+        }
         problems
     }
 
@@ -313,7 +328,7 @@ impl Host {
         self.with(name, |r| {
             let mut same = r.config.clone();
             same.transforms = config.transforms.clone();
-            same == *config && matches!(r.status.state(), ConnectorState::Running | ConnectorState::Paused)
+            same == *config && config.kind() == ConnectorKind::Transform && matches!(r.status.state(), ConnectorState::Running | ConnectorState::Paused)
         })
         .unwrap_or(false)
     }
@@ -348,7 +363,8 @@ impl Host {
             let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
             connectors
                 .iter()
-                .filter(|(_, r)| r.supervisor.is_some() && r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.is_none()))
+                .filter(|(_, r)| r.supervisor.is_some() && r.config.kind() == ConnectorKind::Transform)
+                .filter(|(_, r)| r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.is_none()))
                 .map(|(n, r)| (n.clone(), r.config.clone()))
                 .collect()
         };
@@ -453,28 +469,8 @@ impl Host {
     /// on success, the plugin versions it would run.
     pub async fn validate_connector(&self, config: &ConnectorConfig) -> Result<Vec<String>, HostError> {
         let mut problems = self.rule_problems(config);
-        let mut labels = Vec::new();
-        for (i, step) in config.transforms.iter().enumerate() {
-            let info = match self.registry().resolve(&step.plugin) {
-                Ok(info) => info,
-                Err(e) => {
-                    problems.push(Problem::new(format!("connector.transforms[{i}].plugin"), e.to_string()));
-                    continue;
-                }
-            };
-            let labels_for = turnpike_runtime::InstanceLabels { connector: format!("{} (validation)", config.name), plugin: info.label() };
-            let limits = InstanceLimits { create_timeout: Duration::from_millis(config.limits.create_timeout_ms.get()), memory_bytes: (config.limits.memory_mib.get() as usize) << 20, ..InstanceLimits::default() };
-            match turnpike_runtime::TransformInstance::create(&info.plugin, &step.config.to_string(), labels_for, limits).await {
-                Ok(_) => labels.push(info.label()),
-                Err(turnpike_runtime::CreateError::Config { key, message }) => {
-                    let at = key.map(|k| format!(".{k}")).unwrap_or_default();
-                    problems.push(Problem::new(format!("connector.transforms[{i}].config{at}"), format!("{}: {message}", info.label())));
-                }
-                Err(turnpike_runtime::CreateError::Fault(f)) => {
-                    problems.push(Problem::new(format!("connector.transforms[{i}].plugin"), format!("{} could not start: {f}", info.label())));
-                }
-            }
-        }
+        let (labels, plugin_problems) = crate::validation::check_plugins(self.registry(), config).await;
+        problems.extend(plugin_problems);
         if problems.is_empty() {
             Ok(labels)
         } else {
@@ -515,7 +511,7 @@ impl Host {
             .values()
             .filter(|r| {
                 r.status.plugins().contains(&label)
-                    || r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.as_deref() == Some(version))
+                    || r.config.plugin_refs().iter().any(|(_, p)| p.name == *name && p.version.as_deref() == Some(version))
             })
             .map(|r| r.config.name.to_string())
             .collect()
@@ -576,131 +572,9 @@ fn topic_names(config: &ConnectorConfig) -> Vec<String> {
 }
 
 fn snapshot(r: &Running) -> ConnectorStatus {
-    let plugins = r.config.transforms.iter().map(|t| t.plugin.to_string()).collect();
-    r.status.snapshot(
-        r.config.name.as_str(),
-        plugins,
-        r.config.topics.iter().map(ToString::to_string).collect(),
-        r.config.output_topic.to_string(),
-    )
+    r.status.snapshot(&r.config)
 }
 
-/// Runs a connector until cancelled; restarts it after failures as its policy allows.
 /// How long a `PUT` waits for a running connector to switch plugin versions: its current
 /// batch must finish first.
 const SWAP_WAIT: Duration = Duration::from_secs(60);
-
-/// The channels a connector's task listens to: pause, and plugin swaps.
-type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::watch::Receiver<SwapRequest>);
-
-async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
-    let name = config.name.to_string();
-    let policy = config.restart.clone();
-    let window = Duration::from_secs(policy.window_s.get());
-    let mut failures: VecDeque<Instant> = VecDeque::new();
-    loop {
-        match build_task(&shared, &config, &status, &cancel, &controls) {
-            Ok(task) => task.run().await,
-            Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
-        }
-        if cancel.is_cancelled() || status.state() != ConnectorState::Failed || !policy.enabled {
-            return;
-        }
-        let now = Instant::now();
-        failures.push_back(now);
-        while failures.front().is_some_and(|t| now.duration_since(*t) > window) {
-            failures.pop_front();
-        }
-        let attempt = failures.len() as u32;
-        if u64::from(attempt) >= policy.max_failures.get() {
-            status.events().emit(&name, EventKind::GaveUp { failures: attempt, window_s: policy.window_s.get() });
-            return;
-        }
-        let delay = backoff(&policy, attempt);
-        status.set(ConnectorState::Restarting, None);
-        status.events().emit(&name, EventKind::RestartScheduled { attempt, delay_ms: delay.as_millis() as u64 });
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => LiveStatus::add(&status.restarts, 1),
-            _ = cancel.cancelled() => {
-                status.set(ConnectorState::Failed, None);
-                return;
-            }
-        }
-    }
-}
-
-/// `base × 2^(attempt-1)`, capped at `max`, varied by ± `jitter_percent`.
-fn backoff(policy: &RestartPolicy, attempt: u32) -> Duration {
-    let exp = policy.base_ms.get().saturating_mul(1u64 << attempt.saturating_sub(1).min(32));
-    let capped = exp.min(policy.max_ms.get()) as f64;
-    let jitter = policy.jitter_percent.get() as f64 / 100.0;
-    let factor = if jitter > 0.0 { 1.0 + rand::rng().random_range(-jitter..=jitter) } else { 1.0 };
-    Duration::from_millis((capped * factor).max(1.0) as u64)
-}
-
-/// Resolves the connector's plugins and creates its Kafka clients.
-fn build_task(
-    shared: &Shared,
-    config: &ConnectorConfig,
-    status: &Arc<LiveStatus>,
-    cancel: &CancellationToken,
-    (paused, swaps): &Controls,
-) -> Result<ConnectorTask, FaultInfo> {
-    let stages = config
-        .transforms
-        .iter()
-        .map(|step| Ok(Stage::new(shared.registry.resolve(&step.plugin)?, &step.config)))
-        .collect::<Result<Vec<_>, RegistryError>>()
-        .map_err(|e| FaultInfo { class: e.class().into(), message: e.to_string() })?;
-    let kafka_fault = |e: KafkaError| FaultInfo { class: "kafka".into(), message: e.to_string() };
-    let options = ConsumerOptions {
-        group_id: config.group_id(),
-        start_from: config.start_from.as_str().to_owned(),
-        topics: config.topics.iter().map(ToString::to_string).collect(),
-    };
-    let consumer = Arc::new(Consumer::new(&shared.kafka, &options).map_err(kafka_fault)?);
-    let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
-    let l = &config.limits;
-    let limits = InstanceLimits {
-        memory_bytes: (l.memory_mib.get() as usize) << 20,
-        batch_timeout: Duration::from_millis(l.batch_timeout_ms.get()),
-        create_timeout: Duration::from_millis(l.create_timeout_ms.get()),
-        max_output_bytes: (l.max_output_mib.get() as usize) << 20,
-        max_output_records: l.max_output_records.get() as usize,
-    };
-    let chain = Chain::new(stages, config.name.to_string(), limits, config.errors.tolerance, status.clone());
-    status.set_plugins(chain.plugin_labels());
-    Ok(ConnectorTask {
-        config: config.clone(),
-        chain,
-        consumer,
-        producer,
-        status: status.clone(),
-        cancel: cancel.clone(),
-        paused: paused.clone(),
-        applied_swap: swaps.borrow().generation,
-        swaps: swaps.clone(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use turnpike_config::Ranged;
-
-    #[test]
-    fn backoff_doubles_up_to_the_cap() {
-        let policy = RestartPolicy { jitter_percent: Ranged::constant(0), base_ms: Ranged::constant(100), max_ms: Ranged::constant(1_000), ..RestartPolicy::default() };
-        let delays: Vec<u128> = (1..=6).map(|a| backoff(&policy, a).as_millis()).collect();
-        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
-    }
-
-    #[test]
-    fn jitter_stays_within_its_percentage() {
-        let policy = RestartPolicy { jitter_percent: Ranged::constant(20), base_ms: Ranged::constant(1_000), ..RestartPolicy::default() };
-        for _ in 0..200 {
-            let d = backoff(&policy, 1).as_millis();
-            assert!((800..=1200).contains(&d), "{d}");
-        }
-    }
-}

@@ -5,14 +5,20 @@
 //! commits input offsets only once every output derived from them is acknowledged.
 
 mod chain;
+mod failures;
+mod retry;
+mod sink_task;
+mod source_task;
 mod committer;
 mod dry_run;
 mod events;
 mod host;
 mod registry;
 mod status;
+mod supervisor;
 mod swap;
 mod task;
+mod validation;
 
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
@@ -22,6 +28,6 @@ pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: offsets as the API reports and resets them.
-pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo};
+pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo, DEFAULT_POSITIONS_TOPIC};
 /// Re-exported: the operator limits a [`Host`] is built with.
 pub use turnpike_config::SandboxConfig;

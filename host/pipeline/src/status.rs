@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
+use turnpike_config::{ConnectorConfig, ConnectorKind};
 
 use crate::events::{EventKind, Events};
 
@@ -43,19 +44,23 @@ pub struct FaultInfo {
 pub struct ConnectorStatus {
     /// Connector name.
     pub name: String,
+    /// `transform`, `source` or `sink`.
+    pub kind: ConnectorKind,
     /// Current state.
     pub state: ConnectorState,
     /// When the state last changed (RFC 3339).
     pub state_since: String,
-    /// Records consumed.
+    /// Records consumed (or polled from the source).
     pub records_in: u64,
-    /// Records produced and acknowledged.
+    /// Records produced and acknowledged (or, for a sink, written and flushed).
     pub records_out: u64,
     /// Records that failed and were let go (`errors.tolerance: all`): skipped, or written to
     /// the dead-letter topic (counted in `records_dead_lettered` too).
     pub records_failed: u64,
     /// Failed records written to the dead-letter topic.
     pub records_dead_lettered: u64,
+    /// Retries of operations a plugin reported as retriable.
+    pub retries: u64,
     /// Plugin instances re-created after a fault.
     pub instance_restarts: u64,
     /// Automatic restarts of the connector after a failure.
@@ -65,13 +70,14 @@ pub struct ConnectorStatus {
     pub faults: BTreeMap<String, u64>,
     /// Times the connector failed, by class, since start.
     pub failures: BTreeMap<String, u64>,
-    /// Plugins of the chain: `name@version` as resolved by the current run (as configured,
-    /// e.g. `name@latest`, before the first run resolves them).
+    /// Plugins of the connector (source, transforms, sink, in order): `name@version` as
+    /// resolved by the current run (as configured, e.g. `name@latest`, before the first run
+    /// resolves them).
     pub plugins: Vec<String>,
-    /// Input topics.
+    /// Input topics (none for a source).
     pub topics: Vec<String>,
-    /// Output topic.
-    pub output_topic: String,
+    /// Output topic (none for a sink).
+    pub output_topic: Option<String>,
     /// Why the connector failed, when it did.
     pub error: Option<FaultInfo>,
     /// Why the last attempt to switch plugin versions was refused, until one succeeds.
@@ -86,6 +92,7 @@ pub(crate) struct LiveStatus {
     pub(crate) records_out: AtomicU64,
     pub(crate) records_failed: AtomicU64,
     pub(crate) records_dead_lettered: AtomicU64,
+    pub(crate) retries: AtomicU64,
     pub(crate) instance_restarts: AtomicU64,
     pub(crate) restarts: AtomicU64,
     faults: Mutex<BTreeMap<String, u64>>,
@@ -105,6 +112,7 @@ impl LiveStatus {
             records_out: AtomicU64::new(0),
             records_failed: AtomicU64::new(0),
             records_dead_lettered: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
             instance_restarts: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
             faults: Mutex::new(BTreeMap::new()),
@@ -163,25 +171,29 @@ impl LiveStatus {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// `configured` are the plugin references as written, shown until a run resolves them.
-    pub(crate) fn snapshot(&self, name: &str, configured: Vec<String>, topics: Vec<String>, output_topic: String) -> ConnectorStatus {
+    /// The status of the connector `config` defines. Its plugin references are shown as
+    /// written until a run resolves them.
+    pub(crate) fn snapshot(&self, config: &ConnectorConfig) -> ConnectorStatus {
+        let configured = config.plugin_refs().into_iter().map(|(_, r)| r.to_string()).collect();
         let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or(configured);
         let (state, since, error) = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
         ConnectorStatus {
-            name: name.to_owned(),
+            name: config.name.to_string(),
+            kind: config.kind(),
             state,
             state_since: humantime::format_rfc3339_millis(since).to_string(),
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
             records_failed: self.records_failed.load(Ordering::Relaxed),
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
             instance_restarts: self.instance_restarts.load(Ordering::Relaxed),
             restarts: self.restarts.load(Ordering::Relaxed),
             faults: self.faults.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             failures: self.failures.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             plugins,
-            topics,
-            output_topic,
+            topics: config.topics.iter().map(ToString::to_string).collect(),
+            output_topic: config.output_topic.as_ref().map(ToString::to_string),
             error,
             swap_error: self.swap_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         }

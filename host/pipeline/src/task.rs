@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{ConnectorConfig, ErrorTolerance};
+use turnpike_config::ConnectorConfig;
 use turnpike_kafka::{Consumer, Offsets, OutgoingRecord, Producer};
-use turnpike_runtime::{input_record, input_source, BatchBuilder, ErrorKind, InputBatch, OutputView, RecordRef};
+use turnpike_runtime::{BatchBuilder, OutputView, RecordRef};
 
-use crate::chain::{Chain, ChainOutput, FailedRecord};
-use crate::committer::{self, PendingBatch, IN_FLIGHT_BATCHES};
+use crate::chain::{Chain, ChainOutput};
+use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
+use crate::failures::{ErrorPolicy, ReadFrom};
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
 use crate::swap::SwapRequest;
 use crate::events::EventKind;
@@ -21,6 +22,7 @@ pub(crate) struct ConnectorTask {
     pub(crate) chain: Chain,
     pub(crate) consumer: Arc<Consumer>,
     pub(crate) producer: Producer,
+    pub(crate) policy: ErrorPolicy,
     pub(crate) status: Arc<LiveStatus>,
     pub(crate) cancel: CancellationToken,
     /// `true` while the connector is paused.
@@ -31,29 +33,57 @@ pub(crate) struct ConnectorTask {
     pub(crate) applied_swap: u64,
 }
 
-/// Why the loop ended.
-enum Exit {
+/// Why a connector's loop ended.
+pub(crate) enum Exit {
     Shutdown,
     Failed(FaultInfo),
 }
 
 /// How long shutdown waits for outstanding deliveries.
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sets the state a run ends in: `FAILED` with the fault, or `STOPPED` after a shutdown of
+/// a running or paused connector.
+pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
+    match exit {
+        Exit::Failed(fault) => {
+            tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");
+            status.set(ConnectorState::Failed, Some(fault));
+        }
+        Exit::Shutdown if matches!(status.state(), ConnectorState::Running | ConnectorState::Paused) => {
+            status.set(ConnectorState::Stopped, None);
+            tracing::info!(connector = %name, "connector stopped");
+        }
+        Exit::Shutdown => {}
+    }
+}
+
+/// Holds a connector paused until resumed; an exit if it is stopped meanwhile.
+pub(crate) async fn wait_while_paused(paused: &mut tokio::sync::watch::Receiver<bool>, cancel: &CancellationToken, status: &LiveStatus) -> Option<Exit> {
+    status.set(ConnectorState::Paused, None);
+    while *paused.borrow() {
+        tokio::select! {
+            _ = cancel.cancelled() => return Some(Exit::Shutdown),
+            changed = paused.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
+        }
+    }
+    status.set(ConnectorState::Running, None);
+    None
+}
 
 impl ConnectorTask {
     pub(crate) async fn run(mut self) {
         let name = self.config.name.to_string();
         if let Err(e) = self.chain.prepare().await {
-            tracing::error!(connector = %name, error = %e, "connector failed to start");
-            self.status.set(ConnectorState::Failed, Some(FaultInfo { class: e.class().into(), message: e.to_string() }));
-            return;
+            return finish(&self.status, &name, Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }));
         }
         self.status.set(ConnectorState::Running, None);
         tracing::info!(connector = %name, plugins = ?self.chain.plugin_labels(), "connector running");
 
         let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
         let delivery_failed = CancellationToken::new();
-        let committer = tokio::spawn(committer::run(rx, self.consumer.clone(), self.status.clone(), name.clone(), delivery_failed.clone()));
+        let checkpoint = GroupOffsets { consumer: self.consumer.clone(), connector: name.clone() };
+        let committer = tokio::spawn(committer::run(rx, checkpoint, self.status.clone(), name.clone(), delivery_failed.clone()));
 
         let exit = self.consume(&tx, &delivery_failed).await;
         // Drain: the committer awaits every in-flight delivery, then commits synchronously.
@@ -64,20 +94,10 @@ impl ConnectorTask {
         if let Err(e) = committer.await {
             tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
         }
-        match exit {
-            Exit::Failed(fault) => {
-                tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");
-                self.status.set(ConnectorState::Failed, Some(fault));
-            }
-            Exit::Shutdown if matches!(self.status.state(), ConnectorState::Running | ConnectorState::Paused) => {
-                self.status.set(ConnectorState::Stopped, None);
-                tracing::info!(connector = %name, "connector stopped");
-            }
-            Exit::Shutdown => {}
-        }
+        finish(&self.status, &name, exit);
     }
 
-    async fn consume(&mut self, tx: &mpsc::Sender<PendingBatch>, delivery_failed: &CancellationToken) -> Exit {
+    async fn consume(&mut self, tx: &mpsc::Sender<PendingBatch<Offsets>>, delivery_failed: &CancellationToken) -> Exit {
         let max_records = self.config.batch.max_records.get() as usize;
         let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
         loop {
@@ -121,27 +141,22 @@ impl ConnectorTask {
             }
             LiveStatus::add(&self.status.records_in, read as u64);
             let batch = builder.finish();
-            let output = match self.chain.run(&batch).await {
+            let output = match self.chain.run(&batch, false).await {
                 Ok(output) => output,
                 Err(e) => return Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }),
             };
-            if let Some(fault) = self.apply_error_policy(&output.failed, &batch) {
+            if let Some(fault) = self.policy.judge(&output.failed, &batch, ReadFrom::Kafka) {
                 return Exit::Failed(fault);
             }
-            let mut deliveries = match produce(&self.producer, self.config.output_topic.as_str(), &output).await {
+            let mut deliveries = match produce(&self.producer, self.config.output(), &output).await {
                 Ok(d) => d,
                 Err(fault) => return Exit::Failed(fault),
             };
-            if let Some(dlq) = &self.config.errors.dead_letter_topic {
-                match dead_letter(&self.producer, dlq.as_str(), self.config.name.as_str(), &batch, &output.failed).await {
-                    Ok(d) => {
-                        LiveStatus::add(&self.status.records_dead_lettered, d.len() as u64);
-                        deliveries.extend(d);
-                    }
-                    Err(fault) => return Exit::Failed(fault),
-                }
+            match self.policy.dead_letter(&self.producer, &batch, &output.failed, ReadFrom::Kafka).await {
+                Ok(d) => deliveries.extend(d),
+                Err(fault) => return Exit::Failed(fault),
             }
-            if tx.send(PendingBatch { deliveries, offsets }).await.is_err() {
+            if tx.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
                 // The committer stopped: a delivery failed and it already said why.
                 return Exit::Shutdown;
             }
@@ -196,69 +211,11 @@ impl ConnectorTask {
             }
         }
     }
-
-    /// Logs every failed record; decides whether the connector must stop.
-    fn apply_error_policy(&self, failed: &[FailedRecord], batch: &InputBatch) -> Option<FaultInfo> {
-        let connector = self.config.name.as_str();
-        let at = |f: &FailedRecord| {
-            let s = input_source(batch, f.origin as usize);
-            (batch.topics[s.topic as usize].as_str(), s.partition, s.offset)
-        };
-        for f in failed {
-            let (topic, partition, offset) = at(f);
-            tracing::warn!(connector, plugin = %f.plugin, stage = f.stage, topic, partition, offset, class = %f.class, error = %f.message, "record failed");
-        }
-        let stopping = failed.iter().find(|f| f.kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None);
-        let Some(stop) = stopping else {
-            LiveStatus::add(&self.status.records_failed, failed.len() as u64);
-            return None;
-        };
-        let (topic, partition, offset) = at(stop);
-        let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
-        Some(FaultInfo {
-            class: stop.class.clone(),
-            message: format!("plugin {} failed the record at {topic}/{partition}@{offset}: {} ({why})", stop.plugin, stop.message),
-        })
-    }
-}
-
-/// Writes failed records, unchanged, to the dead-letter topic, with headers that say where
-/// each came from and why it failed.
-async fn dead_letter(
-    producer: &Producer,
-    topic: &str,
-    connector: &str,
-    batch: &InputBatch,
-    failed: &[FailedRecord],
-) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
-    let mut deliveries = Vec::with_capacity(failed.len());
-    for f in failed {
-        let (record, mut headers) = input_record(batch, f.origin as usize);
-        let (partition, offset, stage) = (record.partition.to_string(), record.offset.to_string(), format!("transforms[{}]", f.stage));
-        let context = [
-            ("turnpike.error.connector", connector),
-            ("turnpike.error.stage", stage.as_str()),
-            ("turnpike.error.plugin", f.plugin.as_str()),
-            ("turnpike.error.class", f.class.as_str()),
-            ("turnpike.error.message", f.message.as_str()),
-            ("turnpike.error.topic", record.topic),
-            ("turnpike.error.partition", partition.as_str()),
-            ("turnpike.error.offset", offset.as_str()),
-        ];
-        headers.extend(context.iter().map(|(k, v)| (*k, v.as_bytes())));
-        let out = OutgoingRecord { topic, key: record.key, value: record.value, timestamp: record.timestamp };
-        let delivery = producer
-            .send(out, headers)
-            .await
-            .map_err(|e| FaultInfo { class: "kafka".into(), message: format!("dead-letter topic: {e}") })?;
-        deliveries.push(delivery);
-    }
-    Ok(deliveries)
 }
 
 /// Hands every output to the producer. Takes no `&ConnectorTask`: the task holds wasmtime
 /// stores, which are not `Sync`, and this future runs across awaits.
-async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
+pub(crate) async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
     let view = OutputView::new(&output.batch);
     let mut deliveries = Vec::with_capacity(output.sends.len());
     for (index, route) in &output.sends {

@@ -1,4 +1,8 @@
 //! Raw bindings generated from `wit/`. Plugin authors use the facade instead.
+//!
+//! The transform world is generated here at the root (with the shared `types` and `log`
+//! interfaces); the source and sink worlds in submodules reuse those, so a record type is
+//! the same Rust type for every plugin kind.
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -8,3 +12,33 @@ wit_bindgen::generate!({
     default_bindings_module: "::turnpike_sdk::bindings",
     generate_all,
 });
+
+/// The source world.
+pub mod source {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "source-plugin",
+        pub_export_macro: true,
+        export_macro_name: "export_source_world",
+        default_bindings_module: "::turnpike_sdk::bindings::source",
+        with: {
+            "turnpike:plugin/types@0.1.0": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.0": crate::bindings::turnpike::plugin::log,
+        },
+    });
+}
+
+/// The sink world.
+pub mod sink {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "sink-plugin",
+        pub_export_macro: true,
+        export_macro_name: "export_sink_world",
+        default_bindings_module: "::turnpike_sdk::bindings::sink",
+        with: {
+            "turnpike:plugin/types@0.1.0": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.0": crate::bindings::turnpike::plugin::log,
+        },
+    });
+}

@@ -78,3 +78,34 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+use crate::bindings::turnpike::plugin::types as wit;
+
+impl RecordError {
+    /// The error as the contract carries it.
+    pub(crate) fn into_wit(self) -> wit::PluginError {
+        let kind = match self.kind {
+            ErrorKind::InvalidRecord => wit::ErrorKind::InvalidRecord,
+            ErrorKind::Retriable => wit::ErrorKind::Retriable,
+            ErrorKind::Fatal => wit::ErrorKind::Fatal,
+        };
+        wit::PluginError { kind, message: self.message }
+    }
+
+    /// The error from the contract's form.
+    pub(crate) fn from_wit(e: wit::PluginError) -> Self {
+        let kind = match e.kind {
+            wit::ErrorKind::InvalidRecord => ErrorKind::InvalidRecord,
+            wit::ErrorKind::Retriable => ErrorKind::Retriable,
+            wit::ErrorKind::Fatal => ErrorKind::Fatal,
+        };
+        Self { kind, message: e.message }
+    }
+}
+
+impl ConfigError {
+    /// The error as the contract carries it.
+    pub(crate) fn into_wit(self) -> wit::ConfigError {
+        wit::ConfigError { key: self.key, message: self.message }
+    }
+}

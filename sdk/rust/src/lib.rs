@@ -1,10 +1,11 @@
 //! Write [Turnpike](https://example.invalid/turnpike) plugins in Rust.
 //!
-//! A plugin is a type implementing one trait — [`Transform`] for single-message transforms —
-//! set up once from its typed configuration, then called with each record. The
-//! [`export_transform!`] macro turns it into a WebAssembly component when built with
+//! A plugin is a type implementing one trait — [`Transform`] for single-message transforms,
+//! [`Source`] to read from the outside world, [`Sink`] to write to it — set up once from its
+//! typed configuration. The matching macro ([`export_transform!`], [`export_source!`],
+//! [`export_sink!`]) turns it into a WebAssembly component when built with
 //! `cargo build --target wasm32-wasip2`, and [`testing`] runs the same logic natively in
-//! `cargo test`.
+//! `cargo test`. [`http`] makes outgoing requests the connector grants.
 //!
 //! # Example
 //! ```
@@ -34,10 +35,13 @@
 
 mod config;
 mod error;
+pub mod http;
 mod layout;
 pub mod log;
 mod output;
 mod record;
+mod sink;
+mod source;
 pub mod testing;
 mod transform;
 
@@ -48,19 +52,23 @@ pub use config::{parse_config, NoConfig};
 pub use error::{ConfigError, ErrorKind, RecordError};
 pub use output::{NewRecord, Output, Outputs};
 pub use record::{Batch, Record};
+pub use sink::Sink;
+pub use source::{Polled, Source};
 pub use testing::TestRecord;
 pub use transform::Transform;
 
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::sink::SinkResource;
+    pub use crate::source::SourceResource;
     pub use crate::transform::{run_batch, TransformResource};
 }
 
 /// Everything a plugin usually needs.
 pub mod prelude {
     pub use crate::{
-        export_transform, log, ConfigError, ErrorKind, NewRecord, NoConfig, Output, Record, RecordError,
-        TestRecord, Transform,
+        export_sink, export_source, export_transform, http, log, Batch, ConfigError, ErrorKind, NewRecord, NoConfig, Output, Polled, Record,
+        RecordError, Sink, Source, TestRecord, Transform,
     };
     pub use serde::Deserialize;
 }

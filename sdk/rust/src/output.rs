@@ -19,11 +19,11 @@ pub struct Output<'b> {
 /// A record built from scratch, for [`Output::emit`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewRecord {
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    headers: Vec<(String, Vec<u8>)>,
-    timestamp: Option<i64>,
-    topic: Option<String>,
+    pub(crate) key: Option<Vec<u8>>,
+    pub(crate) value: Option<Vec<u8>>,
+    pub(crate) headers: Vec<(String, Vec<u8>)>,
+    pub(crate) timestamp: Option<i64>,
+    pub(crate) topic: Option<String>,
 }
 
 impl NewRecord {
@@ -94,12 +94,7 @@ impl Outputs {
 
     /// Reports that the input at `index` failed; the host applies the error policy to it.
     pub fn fail(&mut self, index: u32, error: RecordError) {
-        let kind = match error.kind {
-            crate::ErrorKind::InvalidRecord => wit::ErrorKind::InvalidRecord,
-            crate::ErrorKind::Retriable => wit::ErrorKind::Retriable,
-            crate::ErrorKind::Fatal => wit::ErrorKind::Fatal,
-        };
-        self.batch.errors.push(wit::RecordError { input: index, error: wit::PluginError { kind, message: error.message } });
+        self.batch.errors.push(wit::RecordError { input: index, error: error.into_wit() });
     }
 
     pub(crate) fn mark(&self) -> Mark {

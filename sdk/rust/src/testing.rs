@@ -20,7 +20,7 @@
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::layout::{bytes, optional, ABSENT, HEADER_STRIDE, NO_TIMESTAMP, OUTPUT_STRIDE};
 use crate::transform::run_batch;
-use crate::{parse_config, ConfigError, ErrorKind, RecordError, Transform};
+use crate::{parse_config, ConfigError, RecordError, Transform};
 
 /// An input record for a test.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,7 +101,7 @@ pub fn create<T: Transform>(config_json: &str) -> Result<T, ConfigError> {
 /// Runs `records` through `transform` as one batch.
 pub fn run<T: Transform>(transform: &mut T, records: impl IntoIterator<Item = TestRecord>) -> Result<TestOutput, RecordError> {
     let batch = input_batch(records);
-    let out = run_batch(transform, &batch).map_err(|e| RecordError { kind: kind(e.kind), message: e.message })?;
+    let out = run_batch(transform, &batch).map_err(RecordError::from_wit)?;
     let data = &out.data;
     let outputs = out
         .records
@@ -122,17 +122,9 @@ pub fn run<T: Transform>(transform: &mut T, records: impl IntoIterator<Item = Te
     let errors = out
         .errors
         .iter()
-        .map(|e| (e.input, RecordError { kind: kind(e.error.kind), message: e.error.message.clone() }))
+        .map(|e| (e.input, RecordError::from_wit(e.error.clone())))
         .collect();
     Ok(TestOutput { outputs, errors })
-}
-
-fn kind(k: wit::ErrorKind) -> ErrorKind {
-    match k {
-        wit::ErrorKind::InvalidRecord => ErrorKind::InvalidRecord,
-        wit::ErrorKind::Retriable => ErrorKind::Retriable,
-        wit::ErrorKind::Fatal => ErrorKind::Fatal,
-    }
 }
 
 /// Packs test records into the batch layout the host sends.
@@ -167,4 +159,82 @@ fn input_batch(records: impl IntoIterator<Item = TestRecord>) -> wit::InputBatch
         b.positions.extend_from_slice(&[r.offset.unwrap_or(i as i64), r.timestamp.unwrap_or(NO_TIMESTAMP)]);
     }
     b
+}
+
+thread_local! {
+    static HTTP_RESPONDER: std::cell::RefCell<Option<HttpResponder>> = const { std::cell::RefCell::new(None) };
+}
+
+/// What answers a plugin's HTTP requests in native tests.
+type HttpResponder = Box<dyn FnMut(&crate::http::Request) -> Result<crate::http::Response, crate::http::HttpError>>;
+
+/// Makes `responder` answer every [`crate::http::send`] on this thread (native tests only;
+/// inside the host, requests go out through `wasi:http`). Without one, requests fail as
+/// refused, as they would on a connector without an HTTP grant.
+pub fn respond_http(responder: impl FnMut(&crate::http::Request) -> Result<crate::http::Response, crate::http::HttpError> + 'static) {
+    HTTP_RESPONDER.with(|r| *r.borrow_mut() = Some(Box::new(responder)));
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code, reason = "native transport only"))]
+pub(crate) fn answer_http(request: &crate::http::Request) -> Result<crate::http::Response, crate::http::HttpError> {
+    HTTP_RESPONDER.with(|r| match r.borrow_mut().as_mut() {
+        Some(respond) => respond(request),
+        None => Err(crate::http::HttpError { message: "no HTTP responder set (testing::respond_http)".into(), refused: true }),
+    })
+}
+
+/// Creates a source from JSON config text and a position, as the host's `create` would.
+pub fn create_source<S: crate::Source>(config_json: &str, position: Option<&[u8]>) -> Result<S, ConfigError> {
+    parse_config::<S::Config>(config_json).and_then(|c| S::create(c, position.map(<[u8]>::to_vec)))
+}
+
+/// A record a source produced, with the position after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced {
+    /// The record (its `input` is its index in the poll).
+    pub record: Written,
+    /// The position after it, if it carried one.
+    pub position: Option<Vec<u8>>,
+    /// Set when the source reported it as failed.
+    pub error: Option<RecordError>,
+}
+
+/// Polls a source once for up to `max` records, as the host would.
+pub fn poll<S: crate::Source>(source: &mut S, max: u32) -> Result<Vec<Sourced>, RecordError> {
+    let out = crate::source::run_poll(source, max)?;
+    let data = &out.data;
+    let polled = out
+        .records
+        .chunks_exact(9)
+        .zip(&out.timestamps)
+        .enumerate()
+        .map(|(i, (r, &ts))| Sourced {
+            record: Written {
+                input: i as u32,
+                key: optional(data, r[0], r[1]).map(<[u8]>::to_vec),
+                value: optional(data, r[2], r[3]).map(<[u8]>::to_vec),
+                headers: out.headers[r[4] as usize * HEADER_STRIDE..(r[4] + r[5]) as usize * HEADER_STRIDE]
+                    .chunks_exact(HEADER_STRIDE)
+                    .map(|h| (String::from_utf8_lossy(bytes(data, h[0], h[1])).into_owned(), bytes(data, h[2], h[3]).to_vec()))
+                    .collect(),
+                timestamp: (ts != NO_TIMESTAMP).then_some(ts),
+                topic: (r[6] != ABSENT).then(|| out.topics[r[6] as usize].clone()),
+            },
+            position: optional(data, r[7], r[8]).map(<[u8]>::to_vec),
+            error: out.errors.iter().find(|e| e.input as usize == i).map(|e| RecordError::from_wit(e.error.clone())),
+        })
+        .collect();
+    Ok(polled)
+}
+
+/// Creates a sink from JSON config text, as the host's `create` would.
+pub fn create_sink<S: crate::Sink>(config_json: &str) -> Result<S, ConfigError> {
+    parse_config::<S::Config>(config_json).and_then(S::create)
+}
+
+/// Writes `records` to a sink as one batch; returns the rejected records by index.
+pub fn write<S: crate::Sink>(sink: &mut S, records: impl IntoIterator<Item = TestRecord>) -> Result<Vec<(u32, RecordError)>, RecordError> {
+    let batch = input_batch(records);
+    let rejected = crate::sink::run_write(sink, &batch)?;
+    Ok(rejected.into_iter().map(|r| (r.input, RecordError::from_wit(r.error))).collect())
 }

@@ -49,14 +49,7 @@ pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Re
     let mut outputs = Outputs::with_capacity(batch.records.len() / crate::layout::INPUT_STRIDE, batch.data.len());
     match transform.transform_batch(Batch { inner: batch }, &mut outputs) {
         Ok(()) => Ok(outputs.finish()),
-        Err(e) => Err(wit::PluginError {
-            kind: match e.kind {
-                crate::ErrorKind::InvalidRecord => wit::ErrorKind::InvalidRecord,
-                crate::ErrorKind::Retriable => wit::ErrorKind::Retriable,
-                crate::ErrorKind::Fatal => wit::ErrorKind::Fatal,
-            },
-            message: e.message,
-        }),
+        Err(e) => Err(e.into_wit()),
     }
 }
 
@@ -70,7 +63,7 @@ impl<T: Transform> export::GuestTransformer for TransformResource<T> {
         let parsed = parse_config::<T::Config>(&config).and_then(T::create);
         match parsed {
             Ok(t) => Ok(export::Transformer::new(TransformResource(RefCell::new(t)))),
-            Err(e) => Err(wit::ConfigError { key: e.key, message: e.message }),
+            Err(e) => Err(e.into_wit()),
         }
     }
 

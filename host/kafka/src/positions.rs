@@ -1,0 +1,98 @@
+//! Source positions, kept in a compacted Kafka topic (as Kafka Connect keeps source offsets):
+//! one record per save, keyed by connector name; the last one for a key is the position.
+//! Reading and creating are blocking calls: run them on a blocking thread.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer as _};
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::message::Message as _;
+use rdkafka::{Offset, TopicPartitionList};
+
+use crate::KafkaError;
+
+/// The positions topic when the host configuration names none.
+pub const DEFAULT_POSITIONS_TOPIC: &str = "turnpike-source-positions";
+
+/// How long reading or creating the positions topic may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Creates the positions topic, compacted with one partition (so saves stay in order), if it
+/// does not exist. A cluster that refuses (no permission) is not fatal: the topic may exist
+/// already or be auto-created, so this only warns.
+pub async fn ensure_positions_topic(settings: &[(String, String)], topic: &str) {
+    let mut config = ClientConfig::new();
+    for (k, v) in settings {
+        config.set(k, v);
+    }
+    let admin: AdminClient<DefaultClientContext> = match config.create() {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(%topic, error = %e, "cannot create an admin client to create the positions topic");
+            return;
+        }
+    };
+    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "compact");
+    let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
+    match admin.create_topics([&new], &options).await {
+        Ok(results) => match results.into_iter().next() {
+            Some(Ok(_)) => tracing::info!(%topic, "created the compacted source positions topic"),
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => {}
+            Some(Err((_, code))) => tracing::warn!(%topic, error = %code, "could not create the source positions topic; create it compacted yourself"),
+        },
+        Err(e) => tracing::warn!(%topic, error = %e, "could not create the source positions topic; create it compacted yourself"),
+    }
+}
+
+/// The last position saved for `connector`, reading the topic to its end. `None` when the
+/// connector never saved one (or the topic does not exist yet).
+pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str) -> Result<Option<Vec<u8>>, KafkaError> {
+    let mut config = ClientConfig::new();
+    for (k, v) in settings {
+        config.set(k, v);
+    }
+    // Partitions are assigned by hand; the group id is required by the client but never
+    // joined or committed.
+    config.set("group.id", "turnpike-positions-reader").set("enable.auto.commit", "false").set("enable.partition.eof", "false");
+    let consumer: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "positions reader", source })?;
+    let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+    let Some(partitions) = metadata.topics().iter().find(|t| t.name() == topic).map(|t| t.partitions().len() as i32) else {
+        return Ok(None);
+    };
+    let mut tpl = TopicPartitionList::new();
+    let mut ends = Vec::new();
+    for p in 0..partitions {
+        let (low, high) = consumer.fetch_watermarks(topic, p, TIMEOUT).map_err(KafkaError::Offsets)?;
+        if high > low {
+            tpl.add_partition_offset(topic, p, Offset::Offset(low)).map_err(KafkaError::Offsets)?;
+            ends.push((p, high));
+        }
+    }
+    if ends.is_empty() {
+        return Ok(None);
+    }
+    consumer.assign(&tpl).map_err(KafkaError::Offsets)?;
+    let mut found: Option<(i64, Vec<u8>)> = None;
+    let deadline = Instant::now() + TIMEOUT;
+    while !ends.is_empty() {
+        if Instant::now() > deadline {
+            return Err(KafkaError::PositionsTimeout { topic: topic.to_owned() });
+        }
+        let Some(msg) = consumer.poll(Duration::from_millis(200)) else { continue };
+        let msg = msg.map_err(KafkaError::Offsets)?;
+        if msg.key() == Some(connector.as_bytes()) {
+            // Saves are in order within the (normally single) partition; across partitions of
+            // a topic someone created wider, the latest timestamp wins.
+            let ts = msg.timestamp().to_millis().unwrap_or(0);
+            if found.as_ref().is_none_or(|(seen, _)| ts >= *seen) {
+                found = Some((ts, msg.payload().map(<[u8]>::to_vec).unwrap_or_default()));
+            }
+        }
+        let (partition, next) = (msg.partition(), msg.offset() + 1);
+        ends.retain(|&(p, high)| !(p == partition && next >= high));
+    }
+    Ok(found.map(|(_, position)| position))
+}

@@ -1,0 +1,262 @@
+//! The loop of one sink connector: read a batch, run the transform chain, write it to the
+//! sink plugin, and commit consumer offsets only after the sink flushed what they cover.
+//!
+//! Flushes happen on the connector's interval, before pausing, when partitions are revoked,
+//! and at shutdown. A sink that faults loses what it buffered, so a fault fails the
+//! connector without committing: the restarted connector reads again from the last flush.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use turnpike_config::ConnectorConfig;
+use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange, Producer};
+use turnpike_runtime::{
+    input_len, input_source, next_stage_input, CallError, CreateError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, RecordError,
+    RecordRef, SinkInstance, BatchBuilder, TopicPartition,
+};
+
+use crate::chain::{Chain, ChainOutput};
+use crate::failures::{ErrorPolicy, FailedRecord, ReadFrom};
+use crate::registry::PluginInfo;
+use crate::retry::Retry;
+use crate::status::{FaultInfo, LiveStatus};
+use crate::task::{finish, wait_while_paused, Exit};
+
+pub(crate) struct SinkTask {
+    pub(crate) config: ConnectorConfig,
+    pub(crate) plugin: PluginInfo,
+    pub(crate) limits: InstanceLimits,
+    pub(crate) chain: Chain,
+    pub(crate) consumer: Arc<Consumer>,
+    /// For the dead-letter topic only.
+    pub(crate) producer: Producer,
+    pub(crate) policy: ErrorPolicy,
+    pub(crate) status: Arc<LiveStatus>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) paused: tokio::sync::watch::Receiver<bool>,
+}
+
+/// What was written since the last flush, waiting for the next one.
+#[derive(Default)]
+struct Unflushed {
+    /// Offsets of every record read (written, skipped or dead-lettered).
+    offsets: Offsets,
+    /// Dead letters not yet known to be acknowledged.
+    dead_letters: Vec<Delivery>,
+    /// Records the sink accepted.
+    written: u64,
+}
+
+fn fault_info(class: &str, message: impl Into<String>) -> FaultInfo {
+    FaultInfo { class: class.into(), message: message.into() }
+}
+
+impl SinkTask {
+    pub(crate) async fn run(mut self) {
+        let name = self.config.name.to_string();
+        let mut sink = match self.start().await {
+            Ok(sink) => sink,
+            Err(fault) => return finish(&self.status, &name, Exit::Failed(fault)),
+        };
+        self.status.set(crate::status::ConnectorState::Running, None);
+        tracing::info!(connector = %name, plugins = ?self.status.plugins(), "sink connector running");
+        let mut unflushed = Unflushed::default();
+        let mut exit = self.consume(&mut sink, &mut unflushed).await;
+        if matches!(exit, Exit::Shutdown) {
+            if let Err(fault) = self.flush(&mut sink, &mut unflushed, true).await {
+                exit = Exit::Failed(fault);
+            }
+        }
+        finish(&self.status, &name, exit);
+    }
+
+    async fn start(&mut self) -> Result<SinkInstance, FaultInfo> {
+        let labels = InstanceLabels { connector: self.config.name.to_string(), plugin: self.plugin.label() };
+        let config = self.config.sink.as_ref().map(|s| s.config.to_string()).unwrap_or_else(|| "{}".into());
+        let sink = SinkInstance::create(&self.plugin.plugin, &config, labels, self.limits.clone()).await.map_err(|e| {
+            let class = match &e {
+                CreateError::Config { .. } => "plugin_config",
+                CreateError::WrongKind { .. } => "wrong_kind",
+                CreateError::Fault(f) => {
+                    self.status.fault(&self.plugin.label(), f.class(), &f.to_string());
+                    f.class()
+                }
+            };
+            fault_info(class, format!("plugin {}: {e}", self.plugin.label()))
+        })?;
+        self.chain.prepare().await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        Ok(sink)
+    }
+
+    async fn consume(&mut self, sink: &mut SinkInstance, unflushed: &mut Unflushed) -> Exit {
+        let max_records = self.config.batch.max_records.get() as usize;
+        let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
+        let interval = Duration::from_millis(self.config.sink.as_ref().map_or(1_000, |s| s.flush_interval_ms.get()));
+        let mut last_flush = Instant::now();
+        loop {
+            if let Err(fault) = self.partition_changes(sink, unflushed).await {
+                return Exit::Failed(fault);
+            }
+            if last_flush.elapsed() >= interval {
+                if let Err(fault) = self.flush(sink, unflushed, false).await {
+                    return Exit::Failed(fault);
+                }
+                last_flush = Instant::now();
+            }
+            if *self.paused.borrow() {
+                if let Err(fault) = self.flush(sink, unflushed, false).await {
+                    return Exit::Failed(fault);
+                }
+                if let Err(e) = self.consumer.pause_all() {
+                    tracing::warn!(connector = %self.config.name, error = %e, "could not pause fetching");
+                }
+                if let Some(exit) = wait_while_paused(&mut self.paused, &self.cancel, &self.status).await {
+                    return exit;
+                }
+                if let Err(e) = self.consumer.resume_all() {
+                    tracing::warn!(connector = %self.config.name, error = %e, "could not resume fetching");
+                }
+            }
+            let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
+            let mut offsets = Offsets::default();
+            let flush_due = tokio::time::Instant::from_std(last_flush + interval);
+            let paused = &mut self.paused;
+            // An idle wait ends for a pause or when the next flush is due.
+            let interrupt = async move {
+                tokio::select! {
+                    _ = paused.changed() => {}
+                    _ = tokio::time::sleep_until(flush_due) => {}
+                }
+            };
+            let read = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Exit::Shutdown,
+                n = self.consumer.fill(max_records, max_wait, |r| {
+                    offsets.done(r.topic(), r.partition(), r.offset());
+                    let record = RecordRef { key: r.key(), value: r.value(), timestamp: r.timestamp(), topic: r.topic(), partition: r.partition(), offset: r.offset() };
+                    builder.push(record, r.headers());
+                }, interrupt) => n,
+            };
+            if read == 0 {
+                continue;
+            }
+            LiveStatus::add(&self.status.records_in, read as u64);
+            let batch = builder.finish();
+            if let Err(fault) = self.write_batch(sink, &batch, unflushed).await {
+                return Exit::Failed(fault);
+            }
+            unflushed.offsets.merge(&offsets);
+        }
+    }
+
+    /// Runs the chain, writes the result to the sink and applies the error policy to every
+    /// record that failed on the way.
+    async fn write_batch(&mut self, sink: &mut SinkInstance, batch: &InputBatch, unflushed: &mut Unflushed) -> Result<(), FaultInfo> {
+        let output = self.chain.run(batch, false).await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        let ChainOutput { batch: out, sends, origins, mut failed } = output;
+        let keep: Vec<_> = sends.iter().zip(&origins).map(|((j, _), &origin)| (*j, input_source(batch, origin as usize))).collect();
+        let to_write = next_stage_input(out, &keep, batch.topics.clone());
+        let rejected = self.write(sink, &to_write).await?;
+        for r in &rejected {
+            failed.push(FailedRecord {
+                origin: origins[r.input as usize],
+                stage: "sink".into(),
+                plugin: self.plugin.label(),
+                kind: r.error.kind,
+                class: "record_error".into(),
+                message: r.error.message.clone(),
+            });
+        }
+        unflushed.written += (input_len(&to_write) - rejected.len()) as u64;
+        if let Some(fault) = self.policy.judge(&failed, batch, ReadFrom::Kafka) {
+            return Err(fault);
+        }
+        unflushed.dead_letters.extend(self.policy.dead_letter(&self.producer, batch, &failed, ReadFrom::Kafka).await?);
+        Ok(())
+    }
+
+    /// `write` with the error policy: retriable errors are retried with backoff; an error for
+    /// the whole batch (or retries running out) fails every record of it.
+    async fn write(&mut self, sink: &mut SinkInstance, batch: &InputBatch) -> Result<Vec<RecordError>, FaultInfo> {
+        if input_len(batch) == 0 {
+            return Ok(Vec::new());
+        }
+        let mut retry = Retry::new(&self.config.errors);
+        loop {
+            let error = match sink.write(batch).await {
+                Ok(rejected) => return Ok(rejected),
+                Err(CallError::Fault(f)) => return Err(self.sink_fault(&f)),
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retry.pause().await => {
+                    LiveStatus::add(&self.status.retries, 1);
+                    tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "sink asked to retry the write");
+                    continue;
+                }
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => turnpike_runtime::PluginError {
+                    kind: ErrorKind::InvalidRecord,
+                    message: format!("{message} (still failing after errors.retry_timeout_ms)"),
+                },
+                Err(CallError::Plugin { kind, message }) => turnpike_runtime::PluginError { kind, message },
+            };
+            return Ok((0..input_len(batch) as u32).map(|input| RecordError { input, error: error.clone() }).collect());
+        }
+    }
+
+    /// Flushes the sink (retrying retriable errors), waits for the dead letters, then commits
+    /// the offsets of everything read so far.
+    async fn flush(&mut self, sink: &mut SinkInstance, unflushed: &mut Unflushed, sync: bool) -> Result<(), FaultInfo> {
+        if unflushed.offsets.is_empty() {
+            return Ok(());
+        }
+        let mut retry = Retry::new(&self.config.errors);
+        loop {
+            match sink.flush().await {
+                Ok(()) => break,
+                Err(CallError::Fault(f)) => return Err(self.sink_fault(&f)),
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retry.pause().await => {
+                    LiveStatus::add(&self.status.retries, 1);
+                    tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "sink asked to retry the flush");
+                }
+                Err(CallError::Plugin { message, .. }) => {
+                    return Err(fault_info("record_error", format!("plugin {} (sink) could not flush: {message}; offsets not committed", self.plugin.label())));
+                }
+            }
+        }
+        for delivery in std::mem::take(&mut unflushed.dead_letters) {
+            delivery.wait().await.map_err(|e| fault_info("kafka", format!("dead-letter topic: {e}")))?;
+        }
+        if let Err(e) = self.consumer.commit(&unflushed.offsets, sync) {
+            tracing::warn!(connector = %self.config.name, error = %e, "offset commit failed; will retry");
+        }
+        LiveStatus::add(&self.status.records_out, std::mem::take(&mut unflushed.written));
+        unflushed.offsets = Offsets::default();
+        Ok(())
+    }
+
+    /// Tells the sink about partitions assigned and revoked, at the batch boundary after the
+    /// rebalance. Before giving partitions up, the consumer already committed (in sync) the
+    /// offsets of what was flushed; what was written since is flushed here, and may also be
+    /// read again by the partitions' next owner (at least once, never lost).
+    async fn partition_changes(&mut self, sink: &mut SinkInstance, unflushed: &mut Unflushed) -> Result<(), FaultInfo> {
+        for change in self.consumer.take_partition_changes() {
+            let (list, assigned) = match change {
+                PartitionChange::Assigned(list) => (list, true),
+                PartitionChange::Revoked(list) => {
+                    self.flush(sink, unflushed, true).await?;
+                    (list, false)
+                }
+            };
+            let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
+            sink.partitions(&partitions, assigned).await.map_err(|e| match e {
+                CallError::Fault(f) => self.sink_fault(&f),
+                other => fault_info("record_error", other.to_string()),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn sink_fault(&self, fault: &turnpike_runtime::Fault) -> FaultInfo {
+        self.status.fault(&self.plugin.label(), fault.class(), &fault.to_string());
+        fault_info(fault.class(), format!("plugin {} (sink): {fault}; what it buffered since the last flush will be read again", self.plugin.label()))
+    }
+}

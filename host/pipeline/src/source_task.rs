@@ -1,0 +1,217 @@
+//! The loop of one source connector: poll the source plugin, run the transform chain,
+//! produce, and save the source's position once everything before it is acknowledged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use turnpike_config::{ConnectorConfig, ErrorTolerance};
+use turnpike_kafka::{read_position, Producer};
+use turnpike_runtime::{input_len, input_record, BatchBuilder, CallError, CreateError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
+
+use crate::chain::Chain;
+use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
+use crate::failures::{ErrorPolicy, FailedRecord, ReadFrom};
+use crate::registry::PluginInfo;
+use crate::retry::Retry;
+use crate::status::{ConnectorState, FaultInfo, LiveStatus};
+use crate::task::{finish, produce, wait_while_paused, Exit, FLUSH_TIMEOUT};
+
+pub(crate) struct SourceTask {
+    pub(crate) config: ConnectorConfig,
+    pub(crate) plugin: PluginInfo,
+    pub(crate) limits: InstanceLimits,
+    pub(crate) chain: Chain,
+    pub(crate) producer: Producer,
+    pub(crate) policy: ErrorPolicy,
+    pub(crate) kafka: Vec<(String, String)>,
+    pub(crate) positions_topic: String,
+    pub(crate) status: Arc<LiveStatus>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) paused: tokio::sync::watch::Receiver<bool>,
+}
+
+fn fault_info(class: &str, message: impl Into<String>) -> FaultInfo {
+    FaultInfo { class: class.into(), message: message.into() }
+}
+
+impl SourceTask {
+    pub(crate) async fn run(mut self) {
+        let name = self.config.name.to_string();
+        let (position, source) = match self.start().await {
+            Ok(started) => started,
+            Err(fault) => return finish(&self.status, &name, Exit::Failed(fault)),
+        };
+        self.status.set(ConnectorState::Running, None);
+        tracing::info!(connector = %name, plugins = ?self.status.plugins(), resumed = position.is_some(), "source connector running");
+
+        let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
+        let delivery_failed = CancellationToken::new();
+        let checkpoint = SourcePosition { producer: self.producer.clone(), topic: self.positions_topic.clone(), connector: name.clone() };
+        let committer = tokio::spawn(committer::run(rx, checkpoint, self.status.clone(), name.clone(), delivery_failed.clone()));
+        let exit = self.poll_loop(source, position, &tx, &delivery_failed).await;
+        drop(tx);
+        if let Err(e) = self.producer.flush(FLUSH_TIMEOUT) {
+            tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
+        }
+        if let Err(e) = committer.await {
+            tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
+        }
+        finish(&self.status, &name, exit);
+    }
+
+    /// Reads the last saved position and creates the source and the chain.
+    async fn start(&mut self) -> Result<(Option<Vec<u8>>, SourceInstance), FaultInfo> {
+        let (kafka, topic, name) = (self.kafka.clone(), self.positions_topic.clone(), self.config.name.to_string());
+        let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name))
+            .await
+            .map_err(|e| fault_info("kafka", format!("positions task: {e}")))?
+            .map_err(|e| fault_info("kafka", format!("reading the last source position: {e}")))?;
+        let source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
+        self.chain.prepare().await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        Ok((position, source))
+    }
+
+    async fn poll_loop(
+        &mut self,
+        mut source: SourceInstance,
+        mut position: Option<Vec<u8>>,
+        tx: &mpsc::Sender<PendingBatch<Option<Vec<u8>>>>,
+        delivery_failed: &CancellationToken,
+    ) -> Exit {
+        let max_records = u32::try_from(self.config.batch.max_records.get()).unwrap_or(u32::MAX);
+        let interval = Duration::from_millis(self.config.source.as_ref().map_or(1_000, |s| s.poll_interval_ms.get()));
+        loop {
+            if self.cancel.is_cancelled() || delivery_failed.is_cancelled() {
+                return Exit::Shutdown;
+            }
+            if *self.paused.borrow() {
+                if let Some(exit) = wait_while_paused(&mut self.paused, &self.cancel, &self.status).await {
+                    return exit;
+                }
+            }
+            let polled = match self.poll(&mut source, &mut position, max_records).await {
+                Ok(Some(polled)) => polled,
+                Ok(None) => continue,
+                Err(fault) => return Exit::Failed(fault),
+            };
+            if input_len(&polled.batch) == 0 {
+                // Nothing new: wait for the interval (a pause or a stop ends the wait).
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = self.cancel.cancelled() => return Exit::Shutdown,
+                    _ = self.paused.changed() => {}
+                }
+                continue;
+            }
+            if polled.position.is_some() {
+                position.clone_from(&polled.position);
+            }
+            LiveStatus::add(&self.status.records_in, input_len(&polled.batch) as u64);
+            match self.deliver(polled).await {
+                Ok(pending) => {
+                    if tx.send(pending).await.is_err() {
+                        return Exit::Shutdown;
+                    }
+                }
+                Err(fault) => return Exit::Failed(fault),
+            }
+        }
+    }
+
+    /// One poll, with the error policy: a retriable error is retried with backoff, a fault
+    /// re-creates the source at the last position handed out (once in a row). `Ok(None)`
+    /// means "poll again".
+    async fn poll(&mut self, source: &mut SourceInstance, position: &mut Option<Vec<u8>>, max_records: u32) -> Result<Option<Polled>, FaultInfo> {
+        let mut retry = Retry::new(&self.config.errors);
+        let mut faulted = false;
+        loop {
+            match source.poll(max_records).await {
+                Ok(polled) => return Ok(Some(polled)),
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => {
+                    if !retry.pause().await {
+                        return Err(fault_info("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())));
+                    }
+                    LiveStatus::add(&self.status.retries, 1);
+                    tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "source asked to retry the poll");
+                }
+                Err(CallError::Plugin { kind, message }) => {
+                    if kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None {
+                        return Err(fault_info("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())));
+                    }
+                    tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), stage = "source", error = %message, "poll failed; skipped (errors.tolerance is all)");
+                    LiveStatus::add(&self.status.records_failed, 1);
+                    return Ok(None);
+                }
+                Err(CallError::Fault(fault)) => {
+                    self.status.fault(&self.plugin.label(), fault.class(), &fault.to_string());
+                    LiveStatus::add(&self.status.instance_restarts, 1);
+                    if std::mem::replace(&mut faulted, true) {
+                        return Err(fault_info(fault.class(), format!("plugin {} (source): {fault} (again after re-creating the instance)", self.plugin.label())));
+                    }
+                    tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), error = %fault, "source faulted; re-creating it at the last position");
+                    *source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
+                }
+            }
+        }
+    }
+
+    /// Runs a polled batch through the chain and hands its outputs and dead letters to the
+    /// producer.
+    async fn deliver(&mut self, polled: Polled) -> Result<PendingBatch<Option<Vec<u8>>>, FaultInfo> {
+        let from = ReadFrom::Source { position: polled.position.as_deref() };
+        let source_failed: Vec<FailedRecord> = polled
+            .errors
+            .iter()
+            .map(|e| FailedRecord { origin: e.input, stage: "source".into(), plugin: self.plugin.label(), kind: e.error.kind, class: "record_error".into(), message: e.error.message.clone() })
+            .collect();
+        if let Some(fault) = self.policy.judge(&source_failed, &polled.batch, from) {
+            return Err(fault);
+        }
+        let mut deliveries = self.policy.dead_letter(&self.producer, &polled.batch, &source_failed, from).await?;
+        let good = without(&polled.batch, &source_failed);
+        let batch = good.as_ref().unwrap_or(&polled.batch);
+        let output = self.chain.run(batch, true).await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        if let Some(fault) = self.policy.judge(&output.failed, batch, from) {
+            return Err(fault);
+        }
+        deliveries.extend(produce(&self.producer, self.config.output(), &output).await?);
+        deliveries.extend(self.policy.dead_letter(&self.producer, batch, &output.failed, from).await?);
+        Ok(PendingBatch { deliveries, progress: polled.position })
+    }
+}
+
+/// Creates the source instance at `position`. A free function: the task holds wasmtime
+/// stores, which are not `Sync`, so no `&SourceTask` may live across an await.
+async fn create(plugin: &PluginInfo, config: &ConnectorConfig, limits: &InstanceLimits, status: &LiveStatus, position: Option<&[u8]>) -> Result<SourceInstance, FaultInfo> {
+    let labels = InstanceLabels { connector: config.name.to_string(), plugin: plugin.label() };
+    let json = config.source.as_ref().map(|s| s.config.to_string()).unwrap_or_else(|| "{}".into());
+    let created = SourceInstance::create(&plugin.plugin, &json, position, config.output(), labels, limits.clone()).await;
+    created.map_err(|e| {
+        let class = match &e {
+            CreateError::Config { .. } => "plugin_config",
+            CreateError::WrongKind { .. } => "wrong_kind",
+            CreateError::Fault(f) => {
+                status.fault(&plugin.label(), f.class(), &f.to_string());
+                f.class()
+            }
+        };
+        fault_info(class, format!("plugin {}: {e}", plugin.label()))
+    })
+}
+
+/// The batch without the records the source itself failed (`None` when it failed none).
+fn without(batch: &InputBatch, failed: &[FailedRecord]) -> Option<InputBatch> {
+    if failed.is_empty() {
+        return None;
+    }
+    let mut builder = BatchBuilder::default();
+    for i in 0..input_len(batch) {
+        if !failed.iter().any(|f| f.origin as usize == i) {
+            let (record, headers) = input_record(batch, i);
+            builder.push(record, headers);
+        }
+    }
+    Some(builder.finish())
+}
