@@ -150,7 +150,8 @@ async fn a_record_that_traps_again_is_dead_lettered_and_the_rest_flow() -> anyho
         .unwrap_or_default();
     assert_eq!(headers["turnpike.error.class"], "trap");
     assert_eq!(headers["turnpike.error.connector"], "poison");
-    assert_eq!(headers["turnpike.error.plugin"], "faulty@file");
+    assert_eq!(headers["turnpike.error.plugin"], "faulty");
+    assert_eq!(headers["turnpike.error.plugin.version"], "file");
     assert_eq!(headers["turnpike.error.stage"], "transforms[0]");
     assert_eq!(headers["turnpike.error.topic"], topic_in);
     assert_eq!(headers["turnpike.error.partition"], "0");

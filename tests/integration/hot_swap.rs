@@ -87,6 +87,9 @@ async fn a_new_version_takes_over_under_traffic_losing_nothing() -> anyhow::Resu
     println!("hot swap under {RATE} records/s: {} outputs, {} from v1 and {v2} from v2; neighbour {rate_before:.0} records/s before, {rate_during:.0} during the swap", seen.len(), seen.len() - v2);
     assert_eq!(seen.len(), total, "every input appears as a v1 or a v2 output");
     assert!(v2 > 0 && v2 < total, "both versions produced output");
-    assert!(rate_during >= 0.9 * rate_before, "the neighbour kept {rate_during:.0} of {rate_before:.0} records/s");
+    // A neighbour still catching up on its start-up backlog runs above the feed rate before
+    // the swap; in steady state it can only keep up with the feed.
+    let expected = rate_before.min(RATE as f64);
+    assert!(rate_during >= 0.9 * expected, "the neighbour kept {rate_during:.0} of {expected:.0} records/s");
     Ok(())
 }

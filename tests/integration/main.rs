@@ -10,3 +10,4 @@ mod hot_swap;
 mod lifecycle;
 mod masking;
 mod offsets;
+mod sources_sinks;

@@ -16,6 +16,67 @@ use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
+mod http_server;
+pub use http_server::{json, Answer, Received, TestServer};
+
+/// A record read back from Kafka with its headers (as text).
+#[derive(Debug, Clone)]
+pub struct ReadRecord {
+    /// Key, lossily as text.
+    pub key: String,
+    /// Value, lossily as text.
+    pub value: String,
+    /// Headers, values lossily as text.
+    pub headers: HashMap<String, String>,
+}
+
+/// Reads `topic` from the start until `count` records arrived or `timeout` passed.
+pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> Result<Vec<ReadRecord>> {
+    use rdkafka::message::Headers;
+    let consumer: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", unique("reader"))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .create()?;
+    consumer.subscribe(&[topic])?;
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    while out.len() < count {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        if let Ok(Ok(m)) = tokio::time::timeout(left.min(Duration::from_millis(500)), consumer.recv()).await {
+            let headers = m
+                .headers()
+                .map(|h| h.iter().map(|h| (h.key.to_owned(), String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned())).collect())
+                .unwrap_or_default();
+            out.push(ReadRecord {
+                key: String::from_utf8_lossy(m.key().unwrap_or_default()).into_owned(),
+                value: String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
+                headers,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Polls `check` every 200 ms until it returns `Some` or `timeout` passes; says what it waited
+/// for when it gives up.
+pub fn wait_until<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(found) = check()? {
+            return Ok(found);
+        }
+        if Instant::now() > deadline {
+            bail!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// The broker's address, from `TURNPIKE_TEST_BOOTSTRAP` (set by `tests/run.sh`).
 pub fn bootstrap() -> String {
     std::env::var("TURNPIKE_TEST_BOOTSTRAP").expect(

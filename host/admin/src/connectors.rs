@@ -38,7 +38,7 @@ pub fn not_found(name: &str) -> ApiError {
 /// Keys whose values are never sent back: the API must not echo credentials.
 fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["password", "secret", "token", "credential", "apikey", "api_key", "private_key", "salt"].iter().any(|s| k.contains(s))
+    ["password", "secret", "token", "credential", "apikey", "api_key", "api-key", "private_key", "salt", "authorization", "cookie"].iter().any(|s| k.contains(s))
 }
 
 fn redact(value: &mut serde_json::Value) {
@@ -271,5 +271,12 @@ mod tests {
         let mut v = serde_json::json!({"transforms": [{"config": {"salt": "s", "api_token": "t", "fields": ["a"], "auth": {"password": "p"}}}]});
         redact(&mut v);
         assert_eq!(v, serde_json::json!({"transforms": [{"config": {"salt": "***", "api_token": "***", "fields": ["a"], "auth": {"password": "***"}}}]}));
+    }
+
+    #[test]
+    fn request_headers_with_credentials_are_hidden() {
+        let mut v = serde_json::json!({"sink": {"config": {"url": "https://x", "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k", "Accept": "json"}}}});
+        redact(&mut v);
+        assert_eq!(v["sink"]["config"]["headers"], serde_json::json!({"Authorization": "***", "X-Api-Key": "***", "Accept": "json"}));
     }
 }
