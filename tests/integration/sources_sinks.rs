@@ -269,3 +269,53 @@ async fn a_plugin_without_the_http_grant_is_refused_and_the_connector_says_why()
     assert!(host.stop()?.success());
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sink_is_told_of_partitions_moving_between_hosts_and_loses_nothing() -> anyhow::Result<()> {
+    let server = TestServer::start(|_| json(200, "ok"))?;
+    let sink_wasm = turnpike_builtins::build_test_fixtures()?.join("partition_sink.wasm");
+    let topic = unique("rebalance-in");
+    create_topic(&topic, 4).await?;
+    let producer = producer()?;
+    let batch = |from: usize| (from..from + 1_000).map(|i| (format!("k{i}"), format!("v{i}"))).collect::<Vec<_>>();
+    produce(&producer, &topic, &batch(0)).await?;
+    let connector = format!(
+        "- name: shared\n  topics: [{topic}]\n  http: {{ allow: [\"127.0.0.1:{}\"] }}\n  sink:\n    plugin: partition-sink\n    flush_interval_ms: 300\n    config: {{ url: \"{}\" }}\n",
+        server.port,
+        server.url("")
+    );
+    let sections = format!("plugins:\n  partition-sink: {{ path: {} }}\n", sink_wasm.display());
+    let dir = std::env::temp_dir().join(unique("turnpike-rebalance"));
+    let config = |port| host_config_with(port, &sections, &connector);
+    let values = |server: &TestServer| -> HashSet<String> {
+        let records = server.received().into_iter().filter(|r| r.target == "/records");
+        records.flat_map(|r| String::from_utf8_lossy(&r.body).lines().filter_map(|l| l.split_once(' ').map(|(_, v)| v.to_owned())).collect::<Vec<_>>()).collect()
+    };
+    let events = |server: &TestServer| -> Vec<String> {
+        server.received().into_iter().filter(|r| r.target == "/events").map(|r| String::from_utf8_lossy(&r.body).into_owned()).collect()
+    };
+
+    let mut first = HostProcess::start(&dir.join("a"), &config(free_port()))?;
+    first.wait_state("shared", "RUNNING", Duration::from_secs(120))?;
+    wait_until("the first host to write the first 1,000", Duration::from_secs(60), || Ok((values(&server).len() >= 1_000).then_some(())))?;
+    let assigned_first = events(&server);
+    assert!(assigned_first.iter().any(|e| e.starts_with("assigned") && (0..4).all(|p| e.contains(&format!("{topic}/{p}")))), "{assigned_first:?}");
+
+    // A second host runs the same connector (same consumer group): partitions move.
+    let mut second = HostProcess::start(&dir.join("b"), &config(free_port()))?;
+    second.wait_state("shared", "RUNNING", Duration::from_secs(120))?;
+    wait_until("a revocation and a new assignment", Duration::from_secs(60), || {
+        let e = events(&server);
+        Ok((e.iter().any(|x| x.starts_with("revoked")) && e.iter().filter(|x| x.starts_with("assigned")).count() >= 3).then_some(()))
+    })?;
+    produce(&producer, &topic, &batch(1_000)).await?;
+    let all = wait_until("all 2,000 records at the endpoint", Duration::from_secs(90), || {
+        let v = values(&server);
+        Ok((v.len() >= 2_000).then_some(v))
+    })?;
+    assert!((0..2_000).all(|i| all.contains(&format!("v{i}"))), "nothing lost across the rebalance");
+    println!("rebalance: events {:?}", events(&server));
+    assert!(first.stop()?.success());
+    assert!(second.stop()?.success());
+    Ok(())
+}

@@ -81,6 +81,7 @@ pub enum ConnectorCmd {
 
 const CONNECTOR_COLUMNS: &[(&str, &str)] = &[
     ("NAME", "/name"),
+    ("KIND", "/kind"),
     ("STATE", "/state"),
     ("IN", "/records_in"),
     ("OUT", "/records_out"),

@@ -392,6 +392,18 @@ impl OutputMerger {
     }
 }
 
+/// An input batch as an output batch, record for record (each output derives from the input
+/// of the same index and keeps its topic undecided): what an empty transform chain yields.
+pub fn passthrough(batch: &InputBatch) -> OutputBatch {
+    let n = input_len(batch);
+    let mut records = Vec::with_capacity(n * OUTPUT_STRIDE);
+    for (i, r) in batch.records.chunks_exact(INPUT_STRIDE).enumerate() {
+        records.extend_from_slice(&[len_u32(i), r[0], r[1], r[2], r[3], r[4], r[5], ABSENT]);
+    }
+    let timestamps = batch.positions.chunks_exact(POSITION_STRIDE).map(|p| p[1]).collect();
+    OutputBatch { data: batch.data.clone(), topics: Vec::new(), records, timestamps, headers: batch.headers.clone(), errors: Vec::new() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,14 +498,3 @@ mod tests {
     }
 }
 
-/// An input batch as an output batch, record for record (each output derives from the input
-/// of the same index and keeps its topic undecided): what an empty transform chain yields.
-pub fn passthrough(batch: &InputBatch) -> OutputBatch {
-    let n = input_len(batch);
-    let mut records = Vec::with_capacity(n * OUTPUT_STRIDE);
-    for (i, r) in batch.records.chunks_exact(INPUT_STRIDE).enumerate() {
-        records.extend_from_slice(&[len_u32(i), r[0], r[1], r[2], r[3], r[4], r[5], ABSENT]);
-    }
-    let timestamps = batch.positions.chunks_exact(POSITION_STRIDE).map(|p| p[1]).collect();
-    OutputBatch { data: batch.data.clone(), topics: Vec::new(), records, timestamps, headers: batch.headers.clone(), errors: Vec::new() }
-}

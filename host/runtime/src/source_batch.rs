@@ -103,7 +103,7 @@ mod tests {
         assert!(check_poll(too_far, "out", 10).unwrap_err().contains("span"));
         let bad_topic = poll(vec![0, ABSENT, 0, 1, 0, 0, 5, 0, ABSENT], data);
         assert!(check_poll(bad_topic, "out", 10).unwrap_err().contains("topic"));
-        let too_many = poll(vec![0, ABSENT, 0, 1, 0, 0, ABSENT, 0, ABSENT].repeat(3), data);
+        let too_many = poll([0, ABSENT, 0, 1, 0, 0, ABSENT, 0, ABSENT].repeat(3), data);
         assert!(check_poll(too_many, "out", 2).unwrap_err().contains("at most 2"));
         let mut bad_error = poll(vec![0, ABSENT, 0, 1, 0, 0, ABSENT, 0, ABSENT], data);
         bad_error.errors.push(RecordError { input: 1, error: PluginError { kind: ErrorKind::InvalidRecord, message: "x".into() } });

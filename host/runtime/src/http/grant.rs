@@ -105,10 +105,10 @@ fn parse_entry(entry: &str) -> Result<AllowedHost, String> {
     let pattern = if let Ok(ip) = host.parse::<IpAddr>() {
         HostPattern::Ip(ip)
     } else if let Some(suffix) = host.strip_prefix("*.") {
-        check_name(suffix).map_err(|w| bad(w))?;
+        check_name(suffix).map_err(&bad)?;
         HostPattern::Suffix(suffix.to_owned())
     } else {
-        check_name(host).map_err(|w| bad(w))?;
+        check_name(host).map_err(&bad)?;
         HostPattern::Name(host.to_owned())
     };
     Ok(AllowedHost { host: pattern, port })

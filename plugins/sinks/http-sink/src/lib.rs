@@ -58,9 +58,18 @@ fn default_timeout() -> u64 {
 pub struct HttpSink {
     config: Config,
     /// In `per_record` mode, how far a failed write got, so its retry does not send again
-    /// what the endpoint already accepted: (first record's coordinates, records done,
-    /// rejections so far).
-    progress: Option<((String, i32, i64), usize, Vec<(u32, RecordError)>)>,
+    /// what the endpoint already accepted.
+    progress: Option<Progress>,
+}
+
+/// How far a `per_record` write got before a retriable error.
+struct Progress {
+    /// The batch's first record: topic, partition, offset.
+    batch: (String, i32, i64),
+    /// Records sent.
+    done: usize,
+    /// Records the endpoint refused so far.
+    rejected: Vec<(u32, RecordError)>,
 }
 
 /// What one request's answer means.
@@ -113,7 +122,7 @@ impl HttpSink {
         let first = &records[0];
         let id = (first.topic().to_owned(), first.partition(), first.offset());
         let (mut done, mut rejected) = match self.progress.take() {
-            Some((seen, done, rejected)) if seen == id => (done, rejected),
+            Some(p) if p.batch == id => (p.done, p.rejected),
             _ => (0, Vec::new()),
         };
         while done < records.len() {
@@ -122,7 +131,7 @@ impl HttpSink {
                 Ok(Outcome::Written) => {}
                 Ok(Outcome::Rejected(why)) => rejected.push((r.index(), RecordError::invalid(why))),
                 Err(e) => {
-                    self.progress = Some((id, done, rejected));
+                    self.progress = Some(Progress { batch: id, done, rejected });
                     return Err(e);
                 }
             }

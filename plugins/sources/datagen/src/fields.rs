@@ -61,7 +61,7 @@ impl Kind {
     pub fn check(&self) -> Result<(), String> {
         match self {
             Kind::Int { min, max } if min > max => Err(format!("min ({min}) is above max ({max})")),
-            Kind::Float { min, max, .. } if !(min < max) => Err(format!("min ({min}) must be below max ({max})")),
+            Kind::Float { min, max, .. } if min.partial_cmp(max) != Some(std::cmp::Ordering::Less) => Err(format!("min ({min}) must be below max ({max})")),
             Kind::Float { decimals, .. } if *decimals > 9 => Err("decimals must be 0 to 9".into()),
             Kind::OneOf { values } if values.is_empty() => Err("values must list at least one value".into()),
             Kind::String { length } if *length > 4096 => Err("length must be at most 4096".into()),

@@ -1,0 +1,61 @@
+//! A sink for the rebalance test: each batch is POSTed to `{url}/records` as lines of
+//! `topic/partition@offset value`, each assignment change to `{url}/events` as
+//! `assigned topic/partition ...` or `revoked ...`. Nothing is buffered, so `flush` has
+//! nothing to do.
+
+use turnpike_sdk::http::{self, Request};
+use turnpike_sdk::prelude::*;
+
+#[derive(Deserialize)]
+struct Config {
+    url: String,
+}
+
+struct PartitionSink {
+    url: String,
+}
+
+impl PartitionSink {
+    fn post(&self, path: &str, body: String) -> Result<(), RecordError> {
+        let answer = http::send(&Request::post(format!("{}{path}", self.url), body)).map_err(|e| RecordError::retriable(e.message))?;
+        if answer.status / 100 == 2 {
+            Ok(())
+        } else {
+            Err(RecordError::retriable(format!("answered {}", answer.status)))
+        }
+    }
+
+    fn event(&self, what: &str, partitions: &[(String, i32)]) {
+        let list: Vec<String> = partitions.iter().map(|(t, p)| format!("{t}/{p}")).collect();
+        if let Err(e) = self.post("/events", format!("{what} {}", list.join(" "))) {
+            log::warn(&format!("could not report {what}: {e}"));
+        }
+    }
+}
+
+impl Sink for PartitionSink {
+    type Config = Config;
+
+    fn create(config: Config) -> Result<Self, ConfigError> {
+        Ok(Self { url: config.url })
+    }
+
+    fn write(&mut self, batch: Batch<'_>) -> Result<Vec<(u32, RecordError)>, RecordError> {
+        let lines: Vec<String> = batch
+            .records()
+            .map(|r| format!("{}/{}@{} {}", r.topic(), r.partition(), r.offset(), String::from_utf8_lossy(r.value().unwrap_or_default())))
+            .collect();
+        self.post("/records", lines.join("\n"))?;
+        Ok(Vec::new())
+    }
+
+    fn assigned(&mut self, partitions: &[(String, i32)]) {
+        self.event("assigned", partitions);
+    }
+
+    fn revoked(&mut self, partitions: &[(String, i32)]) {
+        self.event("revoked", partitions);
+    }
+}
+
+export_sink!(PartitionSink);
