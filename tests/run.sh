@@ -2,13 +2,17 @@
 # The whole test suite, from a fresh clone, in one command:
 #   ./tests/run.sh
 # It installs what it needs (the wasm32-wasip2 target through rustup; Apache Kafka's jars from
-# Maven Central into .cache/), starts a real single-node Kafka (KRaft) on a free loopback
-# port, runs every test, and stops the broker. Needs: the Rust toolchain, Java 17+, Maven.
+# Maven Central into .cache/; componentize-py from PyPI and componentize-js from npm into
+# .cache/toolchains, by the `turnpike plugin build` code itself), starts a real single-node
+# Kafka (KRaft) on a free loopback port, runs every test, and stops the broker.
+# Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv) and Node.js with npm.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
+# Plugin toolchains for Python and JavaScript live in the checkout, not the user's cache.
+export TURNPIKE_TOOLCHAINS="$root/.cache/toolchains"
 
 echo "==> wasm target"
 if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-wasip2; then
@@ -25,8 +29,13 @@ echo "broker at $bootstrap"
 echo "==> build"
 cargo build -p turnpike
 
-echo "==> plugin logic, natively (plugins/ is a wasm workspace of its own)"
+echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspaces of their own)"
 (cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")
+(cd examples/plugins && cargo test --target "$host_triple")
+
+echo "==> the Python and JavaScript SDKs, natively"
+python3 -m unittest discover -s sdk/python/tests
+node --test sdk/js/test/
 
 echo "==> host, SDK, runtime against real components, integration tests against Kafka"
 TURNPIKE_TEST_BOOTSTRAP="$bootstrap" cargo test --workspace

@@ -34,7 +34,7 @@ pub const BUILTINS: &[Builtin] = &[
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// A tool could not be run at all.
-    #[error("could not run `{command}`: {source}; is the Rust toolchain (rustup, cargo) installed?")]
+    #[error("could not run `{command}`: {source}; is it installed?")]
     Spawn {
         /// The command.
         command: String,
@@ -114,7 +114,7 @@ pub fn ensure_wasm_target() -> Result<(), BuildError> {
 
 /// A `cargo` command free of the variables an outer cargo (running us as a test or build
 /// script) sets, which would otherwise retarget or reconfigure the nested build.
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for var in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTC_WRAPPER", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"] {
         cmd.env_remove(var);
@@ -122,7 +122,8 @@ fn cargo() -> Command {
     cmd
 }
 
-fn run(cmd: &mut Command, label: &str) -> Result<(), BuildError> {
+/// Runs a tool, its output going to ours; an error names the tool and its exit status.
+pub fn run(cmd: &mut Command, label: &str) -> Result<(), BuildError> {
     let status = cmd.status().map_err(|source| BuildError::Spawn { command: label.to_owned(), source })?;
     if status.success() {
         Ok(())

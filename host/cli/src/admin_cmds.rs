@@ -22,6 +22,39 @@ pub struct ApiArgs {
 
 #[derive(Subcommand)]
 pub enum PluginCmd {
+    /// Create a plugin project that builds and tests as generated (a transform).
+    New {
+        /// `rust`, `python` or `js`.
+        #[arg(long)]
+        lang: String,
+        /// Plugin name (a-z, 0-9, '-'); also the folder created.
+        name: String,
+        /// Where to create the folder.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Build the plugin in a folder into `<folder>/<name>.wasm` with its language's toolchain
+    /// (cargo, componentize-py, componentize-js; the latter two installed on first use).
+    Build {
+        /// The plugin folder.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Run a component locally through the real runtime: a transform on the input records, a
+    /// source polled once, a sink written to. No host or broker needed.
+    Test {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// Input records, one JSON per line: `{"key": …, "value": …, "headers": {…}}`.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// The plugin's config as JSON, or `@FILE` (JSON or YAML). Default `{}`.
+        #[arg(long)]
+        config: Option<String>,
+        /// Records to ask a source for.
+        #[arg(long, default_value_t = 10)]
+        max: u32,
+    },
     /// Upload a compiled component.
     Push {
         /// The `.wasm` component.
@@ -93,6 +126,9 @@ const CONNECTOR_COLUMNS: &[(&str, &str)] = &[
 pub fn plugin(cmd: PluginCmd, args: &ApiArgs) -> Result<()> {
     let api = Api::new(&args.api);
     match cmd {
+        PluginCmd::New { lang, name, dir } => crate::author_cmds::new(&lang, &name, &dir)?,
+        PluginCmd::Build { dir } => crate::author_cmds::build(&dir)?,
+        PluginCmd::Test { file, input, config, max } => crate::author_cmds::test(crate::author_cmds::TestArgs { file, input, config, max, output: args.output })?,
         PluginCmd::Push { file, name, version } => {
             let f = std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
             let size = f.metadata().map(|m| m.len()).unwrap_or(0);

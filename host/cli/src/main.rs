@@ -1,6 +1,7 @@
 //! `turnpike`: runs sandboxed WebAssembly plugins as Kafka connectors.
 
 mod admin_cmds;
+mod author_cmds;
 mod client;
 mod demo_data;
 mod dev;
@@ -24,7 +25,8 @@ enum Command {
     /// Run a self-contained demo: an embedded broker, the built-in plugins, a generator of
     /// customer records and a PII-masking connector, with the admin API on localhost.
     Dev(dev::DevArgs),
-    /// Manage plugins on a running host (through its admin API).
+    /// Write plugins (new, build, test locally) and manage them on a running host (push, ls,
+    /// rm, through its admin API).
     Plugin {
         #[command(subcommand)]
         command: admin_cmds::PluginCmd,
@@ -41,8 +43,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    init_tracing();
     let cli = Cli::parse();
+    // The host logs what it does; the commands for authors and operators only what goes wrong.
+    let quiet = matches!(cli.command, Command::Plugin { .. } | Command::Connector { .. });
+    init_tracing(if quiet { "warn" } else { "info,librdkafka=warn,rdkafka=warn" });
     // The API commands are plain blocking HTTP calls: no async runtime needed.
     let command = match cli.command {
         Command::Plugin { command, api } => return exit(admin_cmds::plugin(command, &api)),
@@ -77,8 +81,7 @@ fn exit(result: anyhow::Result<()>) -> std::process::ExitCode {
     }
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TURNPIKE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,librdkafka=warn,rdkafka=warn"));
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TURNPIKE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
