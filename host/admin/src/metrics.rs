@@ -22,6 +22,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let failures = counter(&registry, "turnpike_connector_failures_total", "Times a connector failed, by class", &["connector", "class"])?;
     let restarts = counter(&registry, "turnpike_connector_restarts_total", "Automatic connector restarts after failures", &["connector"])?;
     let instance_restarts = counter(&registry, "turnpike_plugin_instance_restarts_total", "Plugin instances re-created after a fault", &["connector"])?;
+    let instance_replacements = counter(&registry, "turnpike_plugin_instance_replacements_total", "Transform instances replaced between batches as their memory neared its cap", &["connector"])?;
     let events = counter(&registry, "turnpike_events_total", "Operator events by kind", &["kind"])?;
     let state = IntGaugeVec::new(Opts::new("turnpike_connector_state", "1 for the connector's current state"), &["connector", "state"])?;
     registry.register(Box::new(state.clone()))?;
@@ -39,6 +40,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
         }
         restarts.with_label_values(&[c]).inc_by(s.restarts);
         instance_restarts.with_label_values(&[c]).inc_by(s.instance_restarts);
+        instance_replacements.with_label_values(&[c]).inc_by(s.instance_replacements);
         let state_name = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         state.with_label_values(&[c, state_name.as_str()]).set(1);
     }

@@ -30,7 +30,11 @@ pub fn new_plugin(lang: Lang, name: &str, parent: &Path) -> Result<PathBuf, Auth
         Lang::Python => python(name),
         Lang::Js => js(name),
     };
-    for (file, text) in files.iter().chain([("records.jsonl", RECORDS.to_owned())].iter()) {
+    let connector = format!(
+        "# A connector running this plugin: `turnpike connector apply -f connector.yaml` after\n# `turnpike plugin push {name}.wasm --name {name} --version 0.1.0`. The `customers` topic is\n# the one `turnpike dev` fills with JSON records full of e-mail addresses.\nname: {name}\ntopics: [customers]\noutput_topic: customers.{name}\ntransforms:\n  - plugin: {name}@0.1.0\n    config: {{ field: email }}\nerrors:\n  tolerance: all\n"
+    );
+    let common = [("records.jsonl", RECORDS.to_owned()), ("connector.yaml", connector)];
+    for (file, text) in files.iter().chain(common.iter()) {
         let path = dir.join(file);
         if let Some(p) = path.parent() {
             std::fs::create_dir_all(p).map_err(io(p))?;
@@ -46,7 +50,8 @@ fn readme(name: &str, lang: Lang, test: &str) -> String {
         "# {name}\n\nA Turnpike transform in {lang}: replaces one JSON field (`field`, default `email`) with `***`.\n\n\
          ```sh\n{test}\nturnpike plugin build                                   # -> {name}.wasm\n\
          turnpike plugin test {name}.wasm --input records.jsonl   # through the real runtime, no broker\n\
-         turnpike plugin push {name}.wasm --name {name} --version 0.1.0   # onto a running host\n```\n",
+         turnpike plugin push {name}.wasm --name {name} --version 0.1.0   # onto a running host (e.g. `turnpike dev`)\n\
+         turnpike connector apply -f connector.yaml              # run it: customers -> customers.{name}\n```\n",
         lang = match lang {
             Lang::Rust => "Rust",
             Lang::Python => "Python",

@@ -139,7 +139,13 @@ impl Chain {
 
     /// One call on stage `i`'s instance; a fault discards the instance and is reported.
     async fn call_once(&mut self, i: usize, input: &InputBatch) -> Result<Result<OutputBatch, CallError>, ChainError> {
-        let result = self.instance(i).await?.transform(input).await;
+        let instance = self.instance(i).await?;
+        let result = instance.transform(input).await;
+        if result.is_ok() && instance.needs_replacing() {
+            tracing::debug!(connector = %self.connector, plugin = %self.stages[i].info.label(), "instance memory near its limit; replacing it before the next batch");
+            self.stages[i].instance = None;
+            LiveStatus::add(&self.status.instance_replacements, 1);
+        }
         if let Err(CallError::Fault(fault)) = &result {
             self.stages[i].instance = None;
             LiveStatus::add(&self.status.instance_restarts, 1);

@@ -63,6 +63,9 @@ pub struct ConnectorStatus {
     pub retries: u64,
     /// Plugin instances re-created after a fault.
     pub instance_restarts: u64,
+    /// Transform instances replaced between batches because their memory neared its cap
+    /// (language runtimes that collect late or leak at the boundary); not faults.
+    pub instance_replacements: u64,
     /// Automatic restarts of the connector after a failure.
     pub restarts: u64,
     /// Plugin faults by class since start (`trap`, `timeout`, `memory_limit`, …); each
@@ -94,6 +97,7 @@ pub(crate) struct LiveStatus {
     pub(crate) records_dead_lettered: AtomicU64,
     pub(crate) retries: AtomicU64,
     pub(crate) instance_restarts: AtomicU64,
+    pub(crate) instance_replacements: AtomicU64,
     pub(crate) restarts: AtomicU64,
     faults: Mutex<BTreeMap<String, u64>>,
     failures: Mutex<BTreeMap<String, u64>>,
@@ -114,6 +118,7 @@ impl LiveStatus {
             records_dead_lettered: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             instance_restarts: AtomicU64::new(0),
+            instance_replacements: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
             faults: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(BTreeMap::new()),
@@ -188,6 +193,7 @@ impl LiveStatus {
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
             instance_restarts: self.instance_restarts.load(Ordering::Relaxed),
+            instance_replacements: self.instance_replacements.load(Ordering::Relaxed),
             restarts: self.restarts.load(Ordering::Relaxed),
             faults: self.faults.lock().unwrap_or_else(|p| p.into_inner()).clone(),
             failures: self.failures.lock().unwrap_or_else(|p| p.into_inner()).clone(),

@@ -108,6 +108,14 @@ impl TransformInstance {
     pub fn is_poisoned(&self) -> bool {
         self.sandbox.is_poisoned()
     }
+
+    /// Whether this instance's memory has grown past three quarters of its cap, so that it
+    /// should be replaced by a fresh one (from the same config) before the next batch, rather
+    /// than run out of memory mid-batch. Transforms keep no state the host relies on between
+    /// batches, so replacing one is safe.
+    pub fn needs_replacing(&self) -> bool {
+        self.sandbox.near_memory_limit()
+    }
 }
 
 /// The error for a plugin used as a kind it is not.

@@ -11,6 +11,12 @@ use crate::instance::{InstanceLabels, InstanceLimits};
 use crate::state::HostState;
 use crate::Plugin;
 
+/// How full an instance's memory may get before the host replaces it between two batches.
+/// Some language runtimes grow their heap long before collecting it (StarlingMonkey), or leak a
+/// little per call at the component boundary (componentize-py 0.25, ~50 KB per call measured
+/// here); a fresh instance costs well under a millisecond.
+const MEMORY_REPLACE_AT: f64 = 0.75;
+
 /// Slack on top of a deadline before the async timeout drops the call outright. The epoch
 /// deadline normally fires first (within a tick); this only catches a call stuck elsewhere
 /// (such as a host call waiting on the network).
@@ -91,6 +97,12 @@ impl Sandbox {
 
     pub(crate) fn is_poisoned(&self) -> bool {
         self.poisoned
+    }
+
+    /// Whether the instance's memory has grown close to its cap (see
+    /// [`crate::TransformInstance::needs_replacing`]).
+    pub(crate) fn near_memory_limit(&self) -> bool {
+        self.store.data().limiter.pressure() >= MEMORY_REPLACE_AT
     }
 
     /// A plugin's error message, with the host's reason when it refused an HTTP request

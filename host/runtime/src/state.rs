@@ -78,15 +78,23 @@ impl WasiHttpView for HostState {
 }
 
 /// Caps each linear memory and remembers a refusal, so a trap that follows a refused growth
-/// is reported as "memory limit" rather than a bare trap.
+/// is reported as "memory limit" rather than a bare trap. Also remembers the largest memory
+/// granted, so the host can replace an instance that is about to run out.
 pub(crate) struct MemoryLimiter {
     max_bytes: usize,
     pub(crate) refused: bool,
+    /// The largest size any of the instance's memories has been allowed to grow to.
+    pub(crate) peak_bytes: usize,
 }
 
 impl MemoryLimiter {
     fn new(max_bytes: usize) -> Self {
-        Self { max_bytes, refused: false }
+        Self { max_bytes, refused: false, peak_bytes: 0 }
+    }
+
+    /// How full the fullest memory is, from 0 to 1.
+    pub(crate) fn pressure(&self) -> f64 {
+        self.peak_bytes as f64 / self.max_bytes.max(1) as f64
     }
 }
 
@@ -100,6 +108,7 @@ impl ResourceLimiter for MemoryLimiter {
             self.refused = true;
             return Ok(false);
         }
+        self.peak_bytes = self.peak_bytes.max(desired);
         Ok(true)
     }
 

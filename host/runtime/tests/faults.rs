@@ -115,3 +115,18 @@ async fn past_the_host_instance_cap_creation_fails_cleanly() {
     drop(first);
     TransformInstance::create(&plugin, config, labels(), InstanceLimits::default()).await.expect("room again once the first is gone");
 }
+
+#[tokio::test]
+async fn a_leaking_instance_asks_to_be_replaced_before_it_runs_out() {
+    let limits = InstanceLimits { memory_bytes: 32 << 20, ..InstanceLimits::default() };
+    let mut t = TransformInstance::create(&fixtures().1, r#"{"fault":"leak"}"#, labels(), limits).await.expect("create");
+    let mut batches = 0;
+    while !t.needs_replacing() {
+        // 1 MiB kept per record: memory fills up a batch at a time.
+        let out = t.transform(&batch(&["a"])).await.expect("no fault before the replacement point");
+        assert_eq!(OutputView::new(&out).len(), 1);
+        batches += 1;
+        assert!(batches < 32, "never asked to be replaced");
+    }
+    assert!(batches >= 8, "not replaced while memory was still low ({batches} MiB kept)");
+}

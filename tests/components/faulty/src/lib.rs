@@ -17,6 +17,8 @@ enum Fault {
     HugeOutput,
     /// Spin forever inside `create`.
     SlowCreate,
+    /// Keep 1 MiB per record for good (a leak), then forward it.
+    Leak,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +70,10 @@ impl Transform for Faulty {
                     hoard.push(vec![1u8; 1 << 20]);
                     std::hint::black_box(&hoard);
                 }
+            }
+            Fault::Leak => {
+                std::hint::black_box(Box::leak(vec![1u8; 1 << 20].into_boxed_slice()));
+                out.forward(record);
             }
             Fault::HugeOutput => {
                 let chunk = vec![7u8; 1 << 20];
