@@ -54,6 +54,10 @@ pub enum PluginCmd {
         /// Records to ask a source for.
         #[arg(long, default_value_t = 10)]
         max: u32,
+        /// Grant outgoing HTTP to this host (as in a connector's `http.allow`); repeatable.
+        /// Sources and sinks only.
+        #[arg(long = "allow-http")]
+        allow_http: Vec<String>,
     },
     /// Upload a compiled component.
     Push {
@@ -128,7 +132,9 @@ pub fn plugin(cmd: PluginCmd, args: &ApiArgs) -> Result<()> {
     match cmd {
         PluginCmd::New { lang, name, dir } => crate::author_cmds::new(&lang, &name, &dir)?,
         PluginCmd::Build { dir } => crate::author_cmds::build(&dir)?,
-        PluginCmd::Test { file, input, config, max } => crate::author_cmds::test(crate::author_cmds::TestArgs { file, input, config, max, output: args.output })?,
+        PluginCmd::Test { file, input, config, max, allow_http } => {
+            crate::author_cmds::test(crate::author_cmds::TestArgs { file, input, config, max, allow_http, output: args.output })?
+        }
         PluginCmd::Push { file, name, version } => {
             let f = std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
             let size = f.metadata().map(|m| m.len()).unwrap_or(0);

@@ -41,6 +41,7 @@ pub struct TestArgs {
     pub input: Option<PathBuf>,
     pub config: Option<String>,
     pub max: u32,
+    pub allow_http: Vec<String>,
     pub output: Format,
 }
 
@@ -56,7 +57,9 @@ pub fn test(args: TestArgs) -> Result<()> {
         None => Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-    let result = rt.block_on(run_test(bytes, config, records, args.max))?;
+    let http = turnpike_runtime::HttpGrant::parse(&args.allow_http).map_err(|e| anyhow::anyhow!("--allow-http {e}"))?;
+    let limits = InstanceLimits { http, ..InstanceLimits::default() };
+    let result = rt.block_on(run_test(bytes, config, records, args.max, limits))?;
     match args.output {
         Format::Json => println!("{}", serde_json::to_string_pretty(&result)?),
         Format::Table => print_result(&result),
@@ -68,7 +71,7 @@ pub fn test(args: TestArgs) -> Result<()> {
     Ok(())
 }
 
-async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max: u32) -> Result<Value> {
+async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max: u32, limits: InstanceLimits) -> Result<Value> {
     let runtime = Runtime::new()?;
     let plugin = tokio::task::spawn_blocking({
         let runtime = runtime.clone();
@@ -89,7 +92,7 @@ async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max
             Ok(json!({ "kind": "transform", "outputs": result.outputs, "errors": result.errors }))
         }
         PluginKind::Source => {
-            let mut source = SourceInstance::create(&plugin, &config_text, None, "(output topic)", labels, InstanceLimits::default()).await?;
+            let mut source = SourceInstance::create(&plugin, &config_text, None, "(output topic)", labels, limits).await?;
             let polled = source.poll(max).await?;
             let outputs: Vec<Value> = (0..input_len(&polled.batch)).map(|i| record_json(&polled.batch, i)).collect();
             let errors: Vec<Value> = polled.errors.iter().map(|e| json!({ "input": e.input, "kind": format!("{:?}", e.error.kind), "message": e.error.message })).collect();
@@ -97,7 +100,7 @@ async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max
             Ok(json!({ "kind": "source", "outputs": outputs, "errors": errors, "position": position }))
         }
         PluginKind::Sink => {
-            let mut sink = SinkInstance::create(&plugin, &config_text, labels, InstanceLimits::default()).await?;
+            let mut sink = SinkInstance::create(&plugin, &config_text, labels, limits).await?;
             let mut builder = BatchBuilder::default();
             for (i, r) in records.iter().enumerate() {
                 let record = RecordRef { key: r.key.as_deref().map(str::as_bytes), value: r.value.as_deref().map(str::as_bytes), timestamp: None, topic: "input", partition: 0, offset: i as i64 };
