@@ -21,6 +21,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let faults = counter(&registry, "turnpike_connector_faults_total", "Plugin faults per connector by class", &["connector", "class"])?;
     let failures = counter(&registry, "turnpike_connector_failures_total", "Times a connector failed, by class", &["connector", "class"])?;
     let restarts = counter(&registry, "turnpike_connector_restarts_total", "Automatic connector restarts after failures", &["connector"])?;
+    let retries = counter(&registry, "turnpike_connector_retries_total", "Retries of operations a plugin reported as retriable", &["connector"])?;
     let instance_restarts = counter(&registry, "turnpike_plugin_instance_restarts_total", "Plugin instances re-created after a fault", &["connector"])?;
     let instance_replacements = counter(&registry, "turnpike_plugin_instance_replacements_total", "Transform instances replaced between batches as their memory neared its cap", &["connector"])?;
     let events = counter(&registry, "turnpike_events_total", "Operator events by kind", &["kind"])?;
@@ -39,6 +40,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
             failures.with_label_values(&[c, class.as_str()]).inc_by(*n);
         }
         restarts.with_label_values(&[c]).inc_by(s.restarts);
+        retries.with_label_values(&[c]).inc_by(s.retries);
         instance_restarts.with_label_values(&[c]).inc_by(s.instance_restarts);
         instance_replacements.with_label_values(&[c]).inc_by(s.instance_replacements);
         let state_name = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
