@@ -1,7 +1,7 @@
 //! Connector lifecycle over the admin API, on real Kafka: pause stops consuming, stop
 //! releases everything, and neither loses a record.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use turnpike_tests::*;
@@ -11,15 +11,11 @@ fn records(from: usize, to: usize) -> Vec<(String, String)> {
 }
 
 fn wait(host: &HostProcess, name: &str, what: &str, ok: impl Fn(&serde_json::Value) -> bool) -> anyhow::Result<serde_json::Value> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let found = wait_until(&format!("{name} {what}"), Duration::from_secs(60), || {
         let (_, status) = host.get(&format!("/v1/connectors/{name}"))?;
-        if ok(&status) {
-            return Ok(status);
-        }
-        anyhow::ensure!(Instant::now() < deadline, "{name}: never {what}: {status}\nlog:\n{}", host.log_text());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        Ok(ok(&status).then_some(status))
+    });
+    anyhow::Context::with_context(found, || format!("log:\n{}", host.log_text()))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,17 +1,13 @@
 //! Reading and resetting a connector's offsets over the API, on real Kafka.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use turnpike_tests::*;
 
 fn poll(host: &HostProcess, what: &str, mut ok: impl FnMut() -> anyhow::Result<bool>) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ok()? {
-        anyhow::ensure!(Instant::now() < deadline, "never {what}; log:\n{}", host.log_text());
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
+    let found = wait_until(what, Duration::from_secs(60), || Ok(ok()?.then_some(())));
+    anyhow::Context::with_context(found, || format!("log:\n{}", host.log_text()))
 }
 
 fn sum(partitions: &Value, field: &str) -> i64 {

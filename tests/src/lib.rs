@@ -62,8 +62,8 @@ pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> 
     Ok(out)
 }
 
-/// Polls `check` every 200 ms until it returns `Some` or `timeout` passes; says what it waited
-/// for when it gives up.
+/// Polls `check` every 100 ms until it returns `Some` (or an error) or `timeout` passes; says
+/// what it waited for when it gives up. The one "wait until" of the tests.
 pub fn wait_until<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Result<Option<T>>) -> Result<T> {
     let deadline = Instant::now() + timeout;
     loop {
@@ -73,7 +73,7 @@ pub fn wait_until<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> R
         if Instant::now() > deadline {
             bail!("timed out after {timeout:?} waiting for {what}");
         }
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -228,21 +228,16 @@ impl HostProcess {
 
     /// Waits until the connector reports `state`, or fails with the host's log.
     pub fn wait_state(&mut self, connector: &str, state: &str, timeout: Duration) -> Result<serde_json::Value> {
-        let deadline = Instant::now() + timeout;
-        loop {
+        let found = wait_until(&format!("{connector} to be {state}"), timeout, || {
             if let Ok(Some(status)) = self.child.try_wait() {
-                bail!("turnpike exited ({status}) before {connector} was {state}; log:\n{}", self.log_text());
+                bail!("turnpike exited ({status}) before {connector} was {state}");
             }
-            if let Ok((200, body)) = self.get(&format!("/v1/connectors/{connector}")) {
-                if body["state"] == state {
-                    return Ok(body);
-                }
-            }
-            if Instant::now() > deadline {
-                bail!("{connector} not {state} after {timeout:?}; log:\n{}", self.log_text());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            Ok(match self.get(&format!("/v1/connectors/{connector}")) {
+                Ok((200, body)) if body["state"] == state => Some(body),
+                _ => None,
+            })
+        });
+        found.with_context(|| format!("log:\n{}", self.log_text()))
     }
 
     /// The host's log so far.
