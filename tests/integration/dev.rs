@@ -39,6 +39,12 @@ fn turnpike_dev_masks_records_serves_the_api_and_stops_cleanly() -> anyhow::Resu
     for builtin in ["identity", "pii-mask", "datagen", "http-source", "http-sink"] {
         assert!(names.contains(&builtin), "{builtin} is built in: {names:?}");
     }
+    // The demo source: datagen through pii-mask into `orders`.
+    let source = wait_until("the demo source to produce", Duration::from_secs(60), || {
+        let (_, s) = http_get(&address, "/v1/connectors/orders-gen")?;
+        Ok((s["kind"] == "source" && s["state"] == "RUNNING" && s["records_out"].as_u64().unwrap_or(0) >= 3).then_some(s))
+    })?;
+    assert_eq!(source["plugins"], serde_json::json!(["datagen@0.1.0", "pii-mask@0.1.0"]), "{source}");
 
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status()?;
     let exit = loop {

@@ -46,19 +46,44 @@ transforms:
       detectors: [email, phone, credit_card, ssn]
 "#;
 
+/// A second demo connector: a source (`datagen`) whose records go through a transform chain
+/// into a topic, so `turnpike dev` shows a source next to the transform connector.
+const DEMO_SOURCE: &str = r#"
+name: orders-gen
+output_topic: orders
+source:
+  plugin: datagen
+  poll_interval_ms: 100
+  config:
+    seed: 7
+    key: order_id
+    rate_per_sec: 5
+    fields:
+      - { name: order_id, type: sequence }
+      - { name: email, type: email }
+      - { name: amount, type: float, min: 1, max: 500 }
+      - { name: status, type: one_of, values: [new, paid, shipped] }
+transforms:
+  - plugin: pii-mask@latest
+    config: { fields: [{ path: email, mode: hash }], salt: turnpike-demo }
+"#;
+
 pub async fn dev(args: DevArgs) -> Result<()> {
     let broker = EmbeddedBroker::start()?;
     let bootstrap = broker.bootstrap_servers();
-    for topic in ["customers", "customers.masked", turnpike_pipeline::DEFAULT_POSITIONS_TOPIC] {
+    for topic in ["customers", "customers.masked", "orders"] {
         broker.create_topic(topic, 3)?;
     }
+    broker.create_topic(turnpike_pipeline::DEFAULT_POSITIONS_TOPIC, 1)?;
     tracing::info!(%bootstrap, "embedded Kafka-compatible broker started (librdkafka mock cluster, in memory)");
 
     let kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
     let host = Arc::new(Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default()));
     serve::load_builtins(&host).await?;
-    let connector: ConnectorConfig = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "built-in demo connector")?;
-    host.put_connector(connector).await?;
+    for (yaml, what) in [(DEMO_CONNECTOR, "built-in demo connector"), (DEMO_SOURCE, "built-in demo source")] {
+        let connector: ConnectorConfig = HostConfig::connector_from_yaml(yaml, what)?;
+        host.put_connector(connector).await?;
+    }
 
     let stop = CancellationToken::new();
     let api = serve::admin_api(host.clone(), args.listen, stop.clone()).await?;
@@ -159,5 +184,8 @@ mod tests {
     fn the_demo_connector_is_valid() {
         let c = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "demo").unwrap();
         assert_eq!(c.output(), "customers.masked");
+        let s = HostConfig::connector_from_yaml(DEMO_SOURCE, "demo").unwrap();
+        assert_eq!((s.kind(), s.output()), (turnpike_config::ConnectorKind::Source, "orders"));
+        assert!(s.validate("demo").is_empty());
     }
 }
