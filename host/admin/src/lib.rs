@@ -158,6 +158,13 @@ mod tests {
         assert_eq!(schemas["Integer_1_to_100000"]["maximum"], 100000);
         assert!(schemas["ConnectorConfig"]["properties"]["transforms"].is_object());
         assert_eq!(schemas["ErrorTolerance"]["enum"], serde_json::json!(["none", "all"]));
+        for kind in ["source", "sink", "http"] {
+            assert!(schemas["ConnectorConfig"]["properties"][kind].is_object(), "{kind} in {}", schemas["ConnectorConfig"]);
+        }
+        assert!(schemas["SourceStep"]["properties"]["poll_interval_ms"].is_object(), "{schemas}");
+        assert!(schemas["SinkStep"]["properties"]["flush_interval_ms"].is_object(), "{schemas}");
+        assert!(schemas["HttpAccess"]["properties"]["allow"].is_object(), "{schemas}");
+        assert_eq!(schemas["ConnectorKind"]["enum"], serde_json::json!(["transform", "source", "sink"]));
     }
 
     #[tokio::test]
