@@ -233,3 +233,19 @@ async fn validation_reports_every_problem_including_the_plugins_own_and_creates_
     assert!(body["problems"][1]["message"].as_str().unwrap().contains("unknown variant `scramble`"), "{body}");
     assert_eq!(send(&app, "GET", "/v1/connectors", None).await.1["connectors"], json!([]), "validation creates nothing");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn validation_checks_each_stage_has_a_plugin_of_its_kind_and_a_source_has_an_output() {
+    let app = app().await;
+    let sink_on_a_transform = json!({ "topics": ["customers"], "sink": { "plugin": "pii-mask@1.0.0", "config": { "fields": ["email"] } } });
+    let (status, body) = send(&app, "POST", "/v1/connectors/s/validate", Some(sink_on_a_transform)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["problems"][0]["key"], "connector.sink.plugin", "{body}");
+    assert!(body["problems"][0]["message"].as_str().unwrap().contains("is a transform plugin; this stage needs a sink plugin"), "{body}");
+
+    let source_without_output = json!({ "source": { "plugin": "pii-mask@1.0.0" }, "http": { "allow": ["https://x"] } });
+    let (status, body) = send(&app, "PUT", "/v1/connectors/src", Some(source_without_output)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let keys: Vec<&str> = body["problems"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["connector.output_topic", "connector.http.allow[0]"], "{body}");
+}

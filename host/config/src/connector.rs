@@ -377,6 +377,11 @@ impl ConnectorConfig {
                 add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
             }
         }
+        for (i, entry) in self.http.allow.iter().enumerate() {
+            if let Err(why) = crate::AllowedHost::parse(entry) {
+                add(&format!("http.allow[{i}]"), why);
+            }
+        }
         for (field, config) in [("source.config", self.source.as_ref().map(|s| &s.config)), ("sink.config", self.sink.as_ref().map(|s| &s.config))] {
             if config.is_some_and(|c| !c.is_object()) {
                 add(field, "must be a mapping of keys to values".into());

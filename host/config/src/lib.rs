@@ -8,6 +8,7 @@
 mod connector;
 mod error;
 mod host;
+mod http_allow;
 mod names;
 mod ranged;
 
@@ -16,6 +17,7 @@ pub use connector::{
     TransformStep,
 };
 pub use error::{ConfigError, Problem};
+pub use http_allow::AllowedHost;
 pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
 pub use ranged::{OutOfRange, Ranged};

@@ -229,9 +229,6 @@ impl Host {
     fn rule_problems(&self, config: &ConnectorConfig) -> Vec<Problem> {
         let mut problems = config.validate("connector");
         problems.extend(self.sandbox.check(config, "connector"));
-        if let Err(e) = crate::supervisor::instance_limits(config) {
-            problems.push(Problem::new("connector.http.allow", e));
-        }
         problems
     }
 
