@@ -30,16 +30,22 @@ pub struct ReadRecord {
     pub headers: HashMap<String, String>,
 }
 
-/// Reads `topic` from the start until `count` records arrived or `timeout` passed.
-pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> Result<Vec<ReadRecord>> {
-    use rdkafka::message::Headers;
+/// A consumer of its own group, reading `topic` from the beginning, committing nothing.
+fn reader(topic: &str) -> Result<StreamConsumer> {
     let consumer: StreamConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap())
-        .set("group.id", unique("reader"))
+        .set("group.id", unique("verifier"))
         .set("auto.offset.reset", "earliest")
         .set("enable.auto.commit", "false")
         .create()?;
     consumer.subscribe(&[topic])?;
+    Ok(consumer)
+}
+
+/// Reads `topic` from the start until `count` records arrived or `timeout` passed.
+pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> Result<Vec<ReadRecord>> {
+    use rdkafka::message::Headers;
+    let consumer = reader(topic)?;
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
     while out.len() < count {
@@ -138,13 +144,7 @@ pub async fn produce(producer: &FutureProducer, topic: &str, records: &[(String,
 /// Reads `topic` from the beginning until `done(records so far)` says stop or `timeout`
 /// passes; returns every `(key, value)` read, duplicates included.
 pub async fn consume_until(topic: &str, timeout: Duration, mut done: impl FnMut(&[(String, String)]) -> bool) -> Result<Vec<(String, String)>> {
-    let consumer: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap())
-        .set("group.id", unique("verifier"))
-        .set("auto.offset.reset", "earliest")
-        .set("enable.auto.commit", "false")
-        .create()?;
-    consumer.subscribe(&[topic])?;
+    let consumer = reader(topic)?;
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
     while !done(&out) {

@@ -221,3 +221,38 @@ test("redacts the field and fails what is not JSON", () => {
         ("README.md", readme(name, Lang::Js, "node --test                                             # the logic, natively")),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `examples/plugins/*-redact` are what `new` generates (the Rust one in a workspace of
+    /// its own, so only its code is compared): they must not drift apart.
+    #[test]
+    fn the_redact_examples_are_the_templates() {
+        let examples = turnpike_builtins::repo_root().join("examples").join("plugins");
+        let dir = std::env::temp_dir().join(format!("turnpike-templates-{}", std::process::id()));
+        let common = ["records.jsonl", "connector.yaml", "README.md"];
+        for (lang, own) in [(Lang::Rust, &["src/lib.rs"][..]), (Lang::Python, &["plugin.py", "test_plugin.py"]), (Lang::Js, &["plugin.js", "plugin.test.js"])] {
+            let files = own.iter().chain(common.iter());
+            let name = format!("{}-redact", lang.as_str());
+            let _ = std::fs::remove_dir_all(dir.join(&name));
+            let generated = new_plugin(lang, &name, &dir).unwrap();
+            for file in files {
+                let want = std::fs::read_to_string(generated.join(file)).unwrap();
+                let have = std::fs::read_to_string(examples.join(&name).join(file)).unwrap();
+                assert_eq!(have, want, "examples/plugins/{name}/{file} differs from the template: regenerate it");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn names_are_checked_and_folders_not_overwritten() {
+        let dir = std::env::temp_dir().join(format!("turnpike-names-{}", std::process::id()));
+        assert!(matches!(new_plugin(Lang::Js, "Bad_Name", &dir), Err(AuthoringError::BadName(_))));
+        new_plugin(Lang::Js, "ok", &dir).unwrap();
+        assert!(matches!(new_plugin(Lang::Js, "ok", &dir), Err(AuthoringError::Exists(_))));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

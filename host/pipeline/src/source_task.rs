@@ -16,7 +16,7 @@ use crate::failures::{ErrorPolicy, FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
 use crate::retry::Retry;
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
-use crate::task::{finish, produce, wait_while_paused, Exit, FLUSH_TIMEOUT};
+use crate::task::{drain, finish, produce, wait_while_paused, Exit};
 
 pub(crate) struct SourceTask {
     pub(crate) config: ConnectorConfig,
@@ -52,12 +52,7 @@ impl SourceTask {
         let committer = tokio::spawn(committer::run(rx, checkpoint, self.status.clone(), name.clone(), delivery_failed.clone()));
         let exit = self.poll_loop(source, position, &tx, &delivery_failed).await;
         drop(tx);
-        if let Err(e) = self.producer.flush(FLUSH_TIMEOUT) {
-            tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
-        }
-        if let Err(e) = committer.await {
-            tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
-        }
+        drain(&self.producer, committer, &name).await;
         finish(&self.status, &name, exit);
     }
 

@@ -58,6 +58,17 @@ pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
     }
 }
 
+/// After the loop dropped its sender: waits for the producer to deliver what it holds and for
+/// the committer to await every in-flight delivery and save the progress they complete.
+pub(crate) async fn drain(producer: &Producer, committer: tokio::task::JoinHandle<()>, name: &str) {
+    if let Err(e) = producer.flush(FLUSH_TIMEOUT) {
+        tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
+    }
+    if let Err(e) = committer.await {
+        tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
+    }
+}
+
 /// Holds a connector paused until resumed; an exit if it is stopped meanwhile.
 pub(crate) async fn wait_while_paused(paused: &mut tokio::sync::watch::Receiver<bool>, cancel: &CancellationToken, status: &LiveStatus) -> Option<Exit> {
     status.set(ConnectorState::Paused, None);
@@ -86,14 +97,8 @@ impl ConnectorTask {
         let committer = tokio::spawn(committer::run(rx, checkpoint, self.status.clone(), name.clone(), delivery_failed.clone()));
 
         let exit = self.consume(&tx, &delivery_failed).await;
-        // Drain: the committer awaits every in-flight delivery, then commits synchronously.
         drop(tx);
-        if let Err(e) = self.producer.flush(FLUSH_TIMEOUT) {
-            tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
-        }
-        if let Err(e) = committer.await {
-            tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
-        }
+        drain(&self.producer, committer, &name).await;
         finish(&self.status, &name, exit);
     }
 
