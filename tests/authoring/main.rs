@@ -77,6 +77,8 @@ fn the_rust_template_builds_and_tests_as_generated() -> Result<()> {
     run(turnpike_builtins::cargo().current_dir(&project).args(["test", "--quiet"]), "cargo test (the template's own test)")?;
     let wasm = build(&project)?;
     assert_redacted(&local_test(&wasm, &project.join("records.jsonl"))?);
+    // The project's own target/ holds ~400 MB: do not leave it behind.
+    std::fs::remove_dir_all(&dir)?;
     Ok(())
 }
 
