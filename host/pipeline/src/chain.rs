@@ -58,9 +58,8 @@ pub(crate) enum ChainError {
 impl ChainError {
     pub(crate) fn class(&self) -> &'static str {
         match self {
-            ChainError::Create { source: CreateError::Config { .. }, .. } => "plugin_config",
-            ChainError::Create { source: CreateError::WrongKind { .. }, .. } => "wrong_kind",
-            ChainError::Create { source: CreateError::Fault(f), .. } | ChainError::Fault { source: f, .. } => f.class(),
+            ChainError::Create { source, .. } => source.class(),
+            ChainError::Fault { source, .. } => source.class(),
         }
     }
 }

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
 use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange, Producer};
 use turnpike_runtime::{
-    input_len, input_source, next_stage_input, CallError, CreateError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, RecordError,
+    input_len, input_source, next_stage_input, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, RecordError,
     RecordRef, SinkInstance, BatchBuilder, TopicPartition,
 };
 
@@ -48,9 +48,6 @@ struct Unflushed {
     written: u64,
 }
 
-fn fault_info(class: &str, message: impl Into<String>) -> FaultInfo {
-    FaultInfo { class: class.into(), message: message.into() }
-}
 
 impl SinkTask {
     pub(crate) async fn run(mut self) {
@@ -74,18 +71,9 @@ impl SinkTask {
     async fn start(&mut self) -> Result<SinkInstance, FaultInfo> {
         let labels = InstanceLabels { connector: self.config.name.to_string(), plugin: self.plugin.label() };
         let config = self.config.sink.as_ref().map(|s| s.config.to_string()).unwrap_or_else(|| "{}".into());
-        let sink = SinkInstance::create(&self.plugin.plugin, &config, labels, self.limits.clone()).await.map_err(|e| {
-            let class = match &e {
-                CreateError::Config { .. } => "plugin_config",
-                CreateError::WrongKind { .. } => "wrong_kind",
-                CreateError::Fault(f) => {
-                    self.status.fault(&self.plugin.label(), f.class(), &f.to_string());
-                    f.class()
-                }
-            };
-            fault_info(class, format!("plugin {}: {e}", self.plugin.label()))
-        })?;
-        self.chain.prepare().await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        let created = SinkInstance::create(&self.plugin.plugin, &config, labels, self.limits.clone()).await;
+        let sink = created.map_err(|e| FaultInfo::of_create(&e, &self.plugin.label(), &self.status))?;
+        self.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         Ok(sink)
     }
 
@@ -153,7 +141,7 @@ impl SinkTask {
     /// Runs the chain, writes the result to the sink and applies the error policy to every
     /// record that failed on the way.
     async fn write_batch(&mut self, sink: &mut SinkInstance, batch: &InputBatch, unflushed: &mut Unflushed) -> Result<(), FaultInfo> {
-        let output = self.chain.run(batch, false).await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        let output = self.chain.run(batch, false).await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         let ChainOutput { batch: out, sends, origins, mut failed } = output;
         let keep: Vec<_> = sends.iter().zip(&origins).map(|((j, _), &origin)| (*j, input_source(batch, origin as usize))).collect();
         let to_write = next_stage_input(out, &keep, batch.topics.clone());
@@ -218,12 +206,12 @@ impl SinkTask {
                     tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "sink asked to retry the flush");
                 }
                 Err(CallError::Plugin { message, .. }) => {
-                    return Err(fault_info("record_error", format!("plugin {} (sink) could not flush: {message}; offsets not committed", self.plugin.label())));
+                    return Err(FaultInfo::new("record_error", format!("plugin {} (sink) could not flush: {message}; offsets not committed", self.plugin.label())));
                 }
             }
         }
         for delivery in std::mem::take(&mut unflushed.dead_letters) {
-            delivery.wait().await.map_err(|e| fault_info("kafka", format!("dead-letter topic: {e}")))?;
+            delivery.wait().await.map_err(|e| FaultInfo::new("kafka", format!("dead-letter topic: {e}")))?;
         }
         if let Err(e) = self.consumer.commit(&unflushed.offsets, sync) {
             tracing::warn!(connector = %self.config.name, error = %e, "offset commit failed; will retry");
@@ -249,7 +237,7 @@ impl SinkTask {
             let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
             sink.partitions(&partitions, assigned).await.map_err(|e| match e {
                 CallError::Fault(f) => self.sink_fault(&f),
-                other => fault_info("record_error", other.to_string()),
+                other => FaultInfo::new("record_error", other.to_string()),
             })?;
         }
         Ok(())
@@ -257,6 +245,6 @@ impl SinkTask {
 
     fn sink_fault(&self, fault: &turnpike_runtime::Fault) -> FaultInfo {
         self.status.fault(&self.plugin.label(), fault.class(), &fault.to_string());
-        fault_info(fault.class(), format!("plugin {} (sink): {fault}; what it buffered since the last flush will be read again", self.plugin.label()))
+        FaultInfo::new(fault.class(), format!("plugin {} (sink): {fault}; what it buffered since the last flush will be read again", self.plugin.label()))
     }
 }

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{read_position, Producer};
-use turnpike_runtime::{input_len, input_record, BatchBuilder, CallError, CreateError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
+use turnpike_runtime::{input_len, input_record, BatchBuilder, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
 use crate::chain::Chain;
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
@@ -32,9 +32,6 @@ pub(crate) struct SourceTask {
     pub(crate) paused: tokio::sync::watch::Receiver<bool>,
 }
 
-fn fault_info(class: &str, message: impl Into<String>) -> FaultInfo {
-    FaultInfo { class: class.into(), message: message.into() }
-}
 
 impl SourceTask {
     pub(crate) async fn run(mut self) {
@@ -61,10 +58,10 @@ impl SourceTask {
         let (kafka, topic, name) = (self.kafka.clone(), self.positions_topic.clone(), self.config.name.to_string());
         let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name))
             .await
-            .map_err(|e| fault_info("kafka", format!("positions task: {e}")))?
-            .map_err(|e| fault_info("kafka", format!("reading the last source position: {e}")))?;
+            .map_err(|e| FaultInfo::new("kafka", format!("positions task: {e}")))?
+            .map_err(|e| FaultInfo::new("kafka", format!("reading the last source position: {e}")))?;
         let source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
-        self.chain.prepare().await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        self.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         Ok((position, source))
     }
 
@@ -126,14 +123,14 @@ impl SourceTask {
                 Ok(polled) => return Ok(Some(polled)),
                 Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => {
                     if !retry.pause().await {
-                        return Err(fault_info("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())));
+                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())));
                     }
                     LiveStatus::add(&self.status.retries, 1);
                     tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "source asked to retry the poll");
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     if kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None {
-                        return Err(fault_info("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())));
+                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())));
                     }
                     tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), stage = "source", error = %message, "poll failed; skipped (errors.tolerance is all)");
                     LiveStatus::add(&self.status.records_failed, 1);
@@ -143,7 +140,7 @@ impl SourceTask {
                     self.status.fault(&self.plugin.label(), fault.class(), &fault.to_string());
                     LiveStatus::add(&self.status.instance_restarts, 1);
                     if std::mem::replace(&mut faulted, true) {
-                        return Err(fault_info(fault.class(), format!("plugin {} (source): {fault} (again after re-creating the instance)", self.plugin.label())));
+                        return Err(FaultInfo::new(fault.class(), format!("plugin {} (source): {fault} (again after re-creating the instance)", self.plugin.label())));
                     }
                     tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), error = %fault, "source faulted; re-creating it at the last position");
                     *source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
@@ -167,7 +164,7 @@ impl SourceTask {
         let mut deliveries = self.policy.dead_letter(&self.producer, &polled.batch, &source_failed, from).await?;
         let good = without(&polled.batch, &source_failed);
         let batch = good.as_ref().unwrap_or(&polled.batch);
-        let output = self.chain.run(batch, true).await.map_err(|e| fault_info(e.class(), e.to_string()))?;
+        let output = self.chain.run(batch, true).await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         if let Some(fault) = self.policy.judge(&output.failed, batch, from) {
             return Err(fault);
         }
@@ -183,17 +180,7 @@ async fn create(plugin: &PluginInfo, config: &ConnectorConfig, limits: &Instance
     let labels = InstanceLabels { connector: config.name.to_string(), plugin: plugin.label() };
     let json = config.source.as_ref().map(|s| s.config.to_string()).unwrap_or_else(|| "{}".into());
     let created = SourceInstance::create(&plugin.plugin, &json, position, config.output(), labels, limits.clone()).await;
-    created.map_err(|e| {
-        let class = match &e {
-            CreateError::Config { .. } => "plugin_config",
-            CreateError::WrongKind { .. } => "wrong_kind",
-            CreateError::Fault(f) => {
-                status.fault(&plugin.label(), f.class(), &f.to_string());
-                f.class()
-            }
-        };
-        fault_info(class, format!("plugin {}: {e}", plugin.label()))
-    })
+    created.map_err(|e| FaultInfo::of_create(&e, &plugin.label(), status))
 }
 
 /// The batch without the records the source itself failed (`None` when it failed none).

@@ -39,6 +39,22 @@ pub struct FaultInfo {
     pub message: String,
 }
 
+impl FaultInfo {
+    /// A fault of `class`, explained by `message`.
+    pub(crate) fn new(class: &str, message: impl Into<String>) -> Self {
+        Self { class: class.into(), message: message.into() }
+    }
+
+    /// Why a plugin instance could not be created; a fault in `create` is also counted
+    /// against the plugin.
+    pub(crate) fn of_create(error: &turnpike_runtime::CreateError, plugin: &str, status: &LiveStatus) -> Self {
+        if let turnpike_runtime::CreateError::Fault(f) = error {
+            status.fault(plugin, f.class(), &f.to_string());
+        }
+        Self::new(error.class(), format!("plugin {plugin}: {error}"))
+    }
+}
+
 /// A snapshot of a connector's status, as the admin API shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ConnectorStatus {

@@ -66,6 +66,17 @@ pub enum CreateError {
     Fault(#[from] Fault),
 }
 
+impl CreateError {
+    /// A short stable name for status pages and metrics labels.
+    pub fn class(&self) -> &'static str {
+        match self {
+            CreateError::Config { .. } => "plugin_config",
+            CreateError::WrongKind { .. } => "wrong_kind",
+            CreateError::Fault(f) => f.class(),
+        }
+    }
+}
+
 /// A plugin call failed as a whole.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
