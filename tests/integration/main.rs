@@ -6,6 +6,7 @@ mod config_errors;
 mod delivery;
 mod dev;
 mod faults;
+mod hardening;
 mod hot_swap;
 mod lifecycle;
 mod masking;

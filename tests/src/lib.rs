@@ -17,7 +17,9 @@ use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
 mod http_server;
+mod poison;
 pub use http_server::{json, Answer, Received, TestServer};
+pub use poison::produce_with_raw_header_key;
 
 /// A record read back from Kafka with its headers (as text).
 #[derive(Debug, Clone)]

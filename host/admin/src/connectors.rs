@@ -27,34 +27,12 @@ pub struct ConnectorView {
 fn view(host: &Host, name: &str) -> Result<ConnectorView, ApiError> {
     let (config, status) = host.connector(name).ok_or_else(|| not_found(name))?;
     let mut config = serde_json::to_value(&config).unwrap_or_default();
-    redact(&mut config);
+    crate::redact::redact(&mut config);
     Ok(ConnectorView { status, config })
 }
 
 pub fn not_found(name: &str) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "connector_not_found", format!("no connector named {name:?}; GET /v1/connectors lists them"))
-}
-
-/// Keys whose values are never sent back: the API must not echo credentials.
-fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["password", "secret", "token", "credential", "apikey", "api_key", "api-key", "private_key", "salt", "authorization", "cookie"].iter().any(|s| k.contains(s))
-}
-
-fn redact(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if is_secret(k) && !v.is_null() {
-                    *v = serde_json::Value::String("***".into());
-                } else {
-                    redact(v);
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(redact),
-        _ => {}
-    }
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -104,7 +82,7 @@ fn config_error(e: ConfigError) -> ApiError {
 /// the connector keeps running what it ran.
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let config = parse_body(&name, &body, true)?;
+    let config = parse_body(&host, &name, &body, true)?;
     let applied = host.put_connector(config).await?;
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
     let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
@@ -114,7 +92,10 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
 }
 
 /// Parses a connector body as `PUT` and `validate` take it; `check` also applies the rules.
-fn parse_body(name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, ApiError> {
+/// A redaction marker where `GET` showed one stands for the stored secret, so a configuration
+/// read, edited and sent back keeps its real credentials; a marker with nothing stored
+/// behind it is refused.
+fn parse_body(host: &Host, name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, ApiError> {
     let mut document: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
     let object = document
@@ -128,6 +109,19 @@ fn parse_body(name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, A
             object.insert("name".into(), serde_json::Value::String(name.to_owned()));
         }
     }
+    if let Some((stored, _)) = host.connector(name) {
+        let stored = serde_json::to_value(&stored).unwrap_or_default();
+        crate::redact::keep_stored_secrets(&mut document, &stored);
+    }
+    let left = crate::redact::markers_left(&document);
+    if !left.is_empty() {
+        let problems: Vec<turnpike_config::Problem> = left
+            .iter()
+            .map(|key| turnpike_config::Problem::new(format!("connector.{key}"), format!("{:?} stands for a hidden secret, but none is stored here: send the real value", crate::redact::MARKER)))
+            .collect();
+        let detail = problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+        return Err(ApiError { problems, ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) });
+    }
     let text = serde_json::to_vec(&document).unwrap_or_default();
     let parsed = if check { HostConfig::connector_from_json(&text, "request body") } else { HostConfig::parse_connector_json(&text, "request body") };
     parsed.map_err(config_error)
@@ -137,7 +131,7 @@ fn parse_body(name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, A
 /// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
 #[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
 pub async fn validate(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
-    let config = parse_body(&name, &body, false)?;
+    let config = parse_body(&host, &name, &body, false)?;
     let plugins = host.validate_connector(&config).await?;
     Ok(Json(serde_json::json!({ "valid": true, "plugins": plugins })))
 }
@@ -260,23 +254,4 @@ pub async fn restart(
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let restarted = host.restart(&name, params.only_failed).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "connector": name, "restarted": restarted }))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_hidden_at_any_depth() {
-        let mut v = serde_json::json!({"transforms": [{"config": {"salt": "s", "api_token": "t", "fields": ["a"], "auth": {"password": "p"}}}]});
-        redact(&mut v);
-        assert_eq!(v, serde_json::json!({"transforms": [{"config": {"salt": "***", "api_token": "***", "fields": ["a"], "auth": {"password": "***"}}}]}));
-    }
-
-    #[test]
-    fn request_headers_with_credentials_are_hidden() {
-        let mut v = serde_json::json!({"sink": {"config": {"url": "https://x", "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k", "Accept": "json"}}}});
-        redact(&mut v);
-        assert_eq!(v["sink"]["config"]["headers"], serde_json::json!({"Authorization": "***", "X-Api-Key": "***", "Accept": "json"}));
-    }
 }

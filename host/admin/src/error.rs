@@ -63,6 +63,12 @@ impl From<HostError> for ApiError {
             HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
             }
+            HostError::NotSaved(_) => {
+                tracing::error!(error = %detail, "state directory write failed behind an API call");
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "nothing was changed: the state directory could not be written; see the host log, then retry")
+            }
+            HostError::Busy(_) => Self::new(StatusCode::TOO_MANY_REQUESTS, "busy", detail),
+            HostError::Full(_) => Self::new(StatusCode::SERVICE_UNAVAILABLE, "host_full", detail),
             HostError::Persist(_) => {
                 tracing::error!(error = %detail, "state directory write failed behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "the change is live but could not be saved; see the host log")

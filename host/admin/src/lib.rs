@@ -6,9 +6,12 @@
 mod connectors;
 mod error;
 mod events;
+mod guard;
 mod metrics;
 mod openapi;
 mod plugins;
+mod redact;
+mod serve;
 
 use std::sync::Arc;
 
@@ -19,15 +22,39 @@ use axum::{Json, Router};
 use turnpike_pipeline::Host;
 
 use crate::error::ApiError;
+pub use crate::guard::Guard;
 pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
+pub use crate::serve::{serve, ServeLimits};
+pub use turnpike_config::AdminConfig;
 
-/// The API's routes, over a running host, with the default upload cap.
+/// The API's routes, over a running host, with the default settings (loopback on port 8080).
 pub fn router(host: Arc<Host>) -> Router {
-    router_with_upload_cap(host, DEFAULT_MAX_UPLOAD_BYTES)
+    router_with(host, &AdminConfig::default())
 }
 
-/// The API's routes; request bodies above `max_upload_bytes` get `413`.
+/// The API's routes with the default settings but another upload cap (for tests).
 pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Router {
+    routes(host, &AdminConfig::default(), max_upload_bytes)
+}
+
+/// The API's routes as `config` says: which hosts and origins it answers, and its body caps.
+pub fn router_with(host: Arc<Host>, config: &AdminConfig) -> Router {
+    routes(host, config, (config.limits.max_upload_mib.get() as usize) << 20)
+}
+
+/// The connection bounds for serving the API as `config` says.
+pub fn serve_limits(config: &AdminConfig) -> ServeLimits {
+    ServeLimits {
+        header_read_timeout: std::time::Duration::from_secs(config.limits.header_timeout_s.get()),
+        max_connections: config.limits.max_connections.get() as usize,
+    }
+}
+
+fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize) -> Router {
+    let guard = Arc::new(Guard::new(config));
+    // JSON bodies are small; only a component upload may be large (a route's own limit
+    // overrides the router-wide one).
+    let upload = post(plugins::upload).layer(DefaultBodyLimit::max(max_upload_bytes));
     Router::new()
         .route("/healthz", get(healthz))
         .route("/v1/openapi.json", get(openapi::document))
@@ -42,12 +69,13 @@ pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Route
         .route("/v1/connectors/{name}/restart", post(connectors::restart))
         .route("/v1/connectors/{name}/offsets", get(connectors::offsets))
         .route("/v1/connectors/{name}/offsets/reset", post(connectors::reset_offsets))
-        .route("/v1/plugins", get(plugins::list).post(plugins::upload))
+        .route("/v1/plugins", get(plugins::list).merge(upload))
         .route("/v1/plugins/{name}", get(plugins::show))
         .route("/v1/plugins/{name}/{version}", delete(plugins::delete))
         .route("/v1/plugins/{name}/{version}/test", post(plugins::dry_run))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(max_upload_bytes))
+        .layer(DefaultBodyLimit::max(guard.max_json_body()))
+        .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .with_state(host)
 }
 

@@ -8,7 +8,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use turnpike_config::{PluginName, PluginRef};
-use turnpike_pipeline::{DryRunResult, Host, PluginInfo, SampleRecord};
+use turnpike_pipeline::{DryRunResult, Host, PluginInfo, SampleRecord, MAX_SAMPLE_RECORDS};
 
 use crate::error::ApiError;
 
@@ -150,8 +150,34 @@ pub struct DryRunRequest {
     #[serde(default = "empty_object")]
     #[schema(value_type = Object)]
     config: serde_json::Value,
-    /// Sample records.
+    /// Sample records, at most 1,000.
+    #[serde(deserialize_with = "at_most_samples")]
     records: Vec<SampleRecord>,
+}
+
+/// Said when a dry run brings more samples than it may; the parse stops there, so a huge
+/// body costs no more than the records it may have.
+const TOO_MANY_SAMPLES: &str = "too many sample records";
+
+fn at_most_samples<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<SampleRecord>, D::Error> {
+    struct Bounded;
+    impl<'de> serde::de::Visitor<'de> for Bounded {
+        type Value = Vec<SampleRecord>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_SAMPLE_RECORDS} sample records")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut records = Vec::new();
+            while let Some(record) = seq.next_element()? {
+                if records.len() == MAX_SAMPLE_RECORDS {
+                    return Err(serde::de::Error::custom(TOO_MANY_SAMPLES));
+                }
+                records.push(record);
+            }
+            Ok(records)
+        }
+    }
+    d.deserialize_seq(Bounded)
 }
 
 fn empty_object() -> serde_json::Value {
@@ -164,8 +190,17 @@ fn empty_object() -> serde_json::Value {
 pub async fn dry_run(
     State(host): State<Arc<Host>>,
     Path((name, version)): Path<(String, String)>,
-    Json(request): Json<DryRunRequest>,
+    body: Bytes,
 ) -> Result<Json<DryRunResult>, ApiError> {
+    let request: DryRunRequest = serde_json::from_slice(&body).map_err(|e| {
+        if e.to_string().contains(TOO_MANY_SAMPLES) {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_many_samples", format!("more than {MAX_SAMPLE_RECORDS} sample records given; send at most {MAX_SAMPLE_RECORDS}"))
+        } else if e.classify() == serde_json::error::Category::Data {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", format!("the body is not a dry-run request: {e}"))
+        } else {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}"))
+        }
+    })?;
     let reference = PluginRef::try_from(format!("{name}@{version}"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_plugin", e.to_string()))?;
     Ok(Json(host.dry_run(&reference, &request.config, &request.records).await?))

@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
-use crate::client::Api;
-use crate::output::{print, Format};
+use crate::client::{path, query, Api};
+use crate::output::{self, escape, escape_lines, print, Format};
 
 /// Where the API is and how to print.
 #[derive(Args)]
@@ -139,18 +139,18 @@ pub fn plugin(cmd: PluginCmd, args: &ApiArgs) -> Result<()> {
             let f = std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
             let size = f.metadata().map(|m| m.len()).unwrap_or(0);
             let bar = indicatif::ProgressBar::new(size);
-            let answer = api.upload(&format!("/v1/plugins?name={name}&version={version}"), bar.wrap_read(f));
+            let answer = api.upload(&upload_path(&name, &version), bar.wrap_read(f));
             bar.finish_and_clear();
             let answer = answer?;
             print(args.output, &answer, std::slice::from_ref(&answer), &[("NAME", "/name"), ("VERSION", "/version"), ("KIND", "/kind"), ("DIGEST", "/digest"), ("SIZE", "/size")]);
         }
         PluginCmd::Ls => {
-            let answer = api.get("/v1/plugins")?;
+            let answer = api.get(&path(&["v1", "plugins"]))?;
             let rows = answer["plugins"].as_array().cloned().unwrap_or_default();
             print(args.output, &answer, &rows, &[("NAME", "/name"), ("VERSION", "/version"), ("KIND", "/kind"), ("SIZE", "/size"), ("USED BY", "/used_by"), ("DIGEST", "/digest")]);
         }
         PluginCmd::Rm { name, version } => {
-            api.delete(&format!("/v1/plugins/{name}/{version}"))?;
+            api.delete(&path(&["v1", "plugins", &name, &version]))?;
             println!("deleted {name}@{version}");
         }
     }
@@ -171,60 +171,77 @@ pub fn connector(cmd: ConnectorCmd, args: &ApiArgs) -> Result<()> {
             let mut applied = Vec::new();
             for c in connectors {
                 let name = c["name"].as_str().with_context(|| format!("{}: every connector needs a `name`", file.display()))?.to_owned();
-                let answer = api.put(&format!("/v1/connectors/{name}"), &c).with_context(|| format!("connector {name:?}"))?;
+                let answer = api.put(&path(&["v1", "connectors", &name]), &c).with_context(|| format!("connector {name:?}"))?;
                 let what = match (answer["changed"].as_bool(), answer["restarted"].as_bool()) {
                     (Some(false), _) => "unchanged",
                     (_, Some(false)) => "updated (plugins swapped, no restart)",
                     _ => "applied",
                 };
                 if args.output == Format::Table {
-                    println!("{name}: {what}");
+                    println!("{}: {what}", escape(&name));
                 }
                 applied.push(answer);
             }
             if args.output == Format::Json {
-                println!("{}", serde_json::to_string_pretty(&applied)?);
+                println!("{}", output::json(&Value::Array(applied)));
             }
         }
         ConnectorCmd::Ls { state } => {
-            let path = match state {
-                Some(s) => format!("/v1/connectors?state={s}"),
-                None => "/v1/connectors".into(),
+            let filter = match &state {
+                Some(s) => query(&[("state", s.as_str())]),
+                None => String::new(),
             };
-            let answer = api.get(&path)?;
+            let answer = api.get(&format!("{}{filter}", path(&["v1", "connectors"])))?;
             let rows = answer["connectors"].as_array().cloned().unwrap_or_default();
             print(args.output, &answer, &rows, CONNECTOR_COLUMNS);
         }
         ConnectorCmd::Get { name } => {
-            let answer = api.get(&format!("/v1/connectors/{name}"))?;
+            let answer = api.get(&path(&["v1", "connectors", &name]))?;
             match args.output {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&answer)?),
+                Format::Json => println!("{}", output::json(&answer)),
                 Format::Table => {
                     show(answer.clone());
-                    println!("{}", serde_yaml_ng::to_string(&answer["config"]).unwrap_or_default());
+                    println!("{}", escape_lines(&serde_yaml_ng::to_string(&answer["config"]).unwrap_or_default()));
                 }
             }
         }
-        ConnectorCmd::Pause { name } => show(api.post(&format!("/v1/connectors/{name}/pause"), &json!({}))?),
-        ConnectorCmd::Resume { name } => show(api.post(&format!("/v1/connectors/{name}/resume"), &json!({}))?),
-        ConnectorCmd::Stop { name } => show(api.post(&format!("/v1/connectors/{name}/stop"), &json!({}))?),
+        ConnectorCmd::Pause { name } => show(api.post(&path(&["v1", "connectors", &name, "pause"]), &json!({}))?),
+        ConnectorCmd::Resume { name } => show(api.post(&path(&["v1", "connectors", &name, "resume"]), &json!({}))?),
+        ConnectorCmd::Stop { name } => show(api.post(&path(&["v1", "connectors", &name, "stop"]), &json!({}))?),
         ConnectorCmd::Restart { name, only_failed } => {
-            let answer = api.post(&format!("/v1/connectors/{name}/restart?only_failed={only_failed}"), &json!({}))?;
+            let restart = format!("{}{}", path(&["v1", "connectors", &name, "restart"]), query(&[("only_failed", &only_failed.to_string())]));
+            let answer = api.post(&restart, &json!({}))?;
             match args.output {
-                Format::Json => println!("{answer}"),
+                Format::Json => println!("{}", output::json(&answer)),
                 Format::Table if answer["restarted"] == json!(true) => println!("{name}: restarting"),
                 Format::Table => println!("{name}: not failed; left alone"),
             }
         }
         ConnectorCmd::Rm { name } => {
-            api.delete(&format!("/v1/connectors/{name}"))?;
+            api.delete(&path(&["v1", "connectors", &name]))?;
             println!("deleted {name}");
         }
         ConnectorCmd::Offsets { name } => {
-            let answer = api.get(&format!("/v1/connectors/{name}/offsets"))?;
+            let answer = api.get(&path(&["v1", "connectors", &name, "offsets"]))?;
             let rows = answer["partitions"].as_array().cloned().unwrap_or_default();
             print(args.output, &answer, &rows, &[("TOPIC", "/topic"), ("PARTITION", "/partition"), ("COMMITTED", "/committed"), ("LATEST", "/latest"), ("LAG", "/lag")]);
         }
     }
     Ok(())
+}
+
+/// Where `turnpike plugin push` uploads `name` at `version`.
+fn upload_path(name: &str, version: &str) -> String {
+    format!("{}{}", path(&["v1", "plugins"]), query(&[("name", name), ("version", version)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_keeps_build_metadata_and_cannot_be_given_extra_parameters() {
+        assert_eq!(upload_path("pii-mask", "1.0.0+build.5"), "/v1/plugins?name=pii-mask&version=1.0.0%2Bbuild.5");
+        assert_eq!(upload_path("a&version=9", "1 #x"), "/v1/plugins?name=a%26version%3D9&version=1%20%23x");
+    }
 }

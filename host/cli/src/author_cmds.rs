@@ -11,7 +11,7 @@ use turnpike_config::PluginName;
 use turnpike_pipeline::{Host, SampleRecord, SandboxConfig};
 use turnpike_runtime::{input_len, input_record, BatchBuilder, InstanceLabels, InstanceLimits, PluginKind, RecordRef, Runtime, SinkInstance, SourceInstance};
 
-use crate::output::Format;
+use crate::output::{self, escape, Format};
 
 /// `turnpike plugin new --lang L NAME`.
 pub fn new(lang: &str, name: &str, parent: &Path) -> Result<()> {
@@ -61,7 +61,7 @@ pub fn test(args: TestArgs) -> Result<()> {
     let limits = InstanceLimits { http, ..InstanceLimits::default() };
     let result = rt.block_on(run_test(bytes, config, records, args.max, limits))?;
     match args.output {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&result)?),
+        Format::Json => println!("{}", output::json(&result)),
         Format::Table => print_result(&result),
     }
     let failed = result["errors"].as_array().is_some_and(|e| !e.is_empty());
@@ -159,19 +159,20 @@ fn read_records(path: &Path) -> Result<Vec<SampleRecord>> {
     Ok(records)
 }
 
+/// Prints what the plugin returned; all of it is plugin text, so escaped for the terminal.
 fn print_result(result: &Value) {
     for o in result["outputs"].as_array().into_iter().flatten() {
-        let topic = o["topic"].as_str().map(|t| format!(" -> {t}")).unwrap_or_default();
-        let key = o["key"].as_str().unwrap_or("null");
-        println!("[{}] key={key} value={}{topic}", o["input"], o["value"].as_str().unwrap_or("null"));
+        let topic = o["topic"].as_str().map(|t| format!(" -> {}", escape(t))).unwrap_or_default();
+        let key = escape(o["key"].as_str().unwrap_or("null"));
+        println!("[{}] key={key} value={}{topic}", o["input"], escape(o["value"].as_str().unwrap_or("null")));
     }
     if let Some(p) = result["position"].as_str() {
-        println!("position after the poll: {p}");
+        println!("position after the poll: {}", escape(p));
     }
     if let Some(w) = result["written"].as_u64() {
         println!("written: {w}");
     }
     for e in result["errors"].as_array().into_iter().flatten() {
-        println!("[{}] FAILED ({}): {}", e["input"], e["kind"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or(""));
+        println!("[{}] FAILED ({}): {}", e["input"], escape(e["kind"].as_str().unwrap_or("?")), escape(e["message"].as_str().unwrap_or("")));
     }
 }

@@ -9,10 +9,11 @@ use anyhow::Result;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, HostConfig, KafkaSettings};
-use turnpike_kafka::{Consumer, ConsumerOptions, EmbeddedBroker, OutgoingRecord, Producer};
+use turnpike_kafka::{BatchLimits, Consumer, ConsumerOptions, EmbeddedBroker, OutgoingRecord, Producer};
 use turnpike_pipeline::{Host, Runtime, SandboxConfig};
 
 use crate::demo_data::Customers;
+use crate::output::escape;
 use crate::serve;
 
 #[derive(Args)]
@@ -20,13 +21,21 @@ pub struct DevArgs {
     /// Admin API address.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Customer records generated per second.
-    #[arg(long, default_value_t = 20)]
+    /// Accept a --listen address other machines can reach (the API has no authentication).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Customer records generated per second (1 to 1000000).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RATE)))]
     rate: u32,
     /// Before/after pairs to print.
     #[arg(long, default_value_t = 3)]
     samples: usize,
 }
+
+/// The most records per second `--rate` accepts: a tick of 1 µs. The clamp in [`tick_period`]
+/// keeps the period above zero even past the parser, since `tokio::time::interval` panics on
+/// a zero period.
+const MAX_RATE: u32 = 1_000_000;
 
 /// The demo connector, written as a user would write it in a config file.
 const DEMO_CONNECTOR: &str = r#"
@@ -86,7 +95,8 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     }
 
     let stop = CancellationToken::new();
-    let api = serve::admin_api(host.clone(), args.listen, stop.clone()).await?;
+    let admin = turnpike_config::AdminConfig { listen: args.listen.to_string(), allow_remote: args.allow_remote, ..Default::default() };
+    let api = serve::admin_api(host.clone(), &admin, stop.clone()).await?;
     let originals = Arc::new(Mutex::new(HashMap::new()));
     let generator = tokio::spawn(generate(Producer::new(&kafka)?, args.rate, originals.clone(), stop.clone()));
     let sampler = tokio::spawn(show_samples(kafka, args.samples, originals, stop.clone()));
@@ -114,7 +124,7 @@ pub async fn dev(args: DevArgs) -> Result<()> {
 /// sampler can show them next to their masked versions.
 async fn generate(producer: Producer, rate: u32, originals: Arc<Mutex<HashMap<String, String>>>, stop: CancellationToken) {
     let mut customers = Customers::new(42);
-    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate.max(1))));
+    let mut tick = tokio::time::interval(tick_period(rate));
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -136,6 +146,11 @@ async fn generate(producer: Producer, rate: u32, originals: Arc<Mutex<HashMap<St
     let _ = producer.flush(Duration::from_secs(5));
 }
 
+/// The time between two generated records at `rate` per second, never zero.
+fn tick_period(rate: u32) -> Duration {
+    Duration::from_secs(1) / rate.clamp(1, MAX_RATE)
+}
+
 /// Reads `customers.masked` and prints the first `samples` records next to their originals.
 async fn show_samples(kafka: Vec<(String, String)>, samples: usize, originals: Arc<Mutex<HashMap<String, String>>>, stop: CancellationToken) {
     let options = ConsumerOptions { group_id: "turnpike-dev-sampler".into(), start_from: "earliest".into(), topics: vec!["customers.masked".into()] };
@@ -148,14 +163,15 @@ async fn show_samples(kafka: Vec<(String, String)>, samples: usize, originals: A
         let mut pairs = Vec::new();
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = consumer.fill(samples - shown, Duration::from_millis(100), |r| {
+            _ = consumer.fill(BatchLimits { records: samples - shown, bytes: usize::MAX, wait: Duration::from_millis(100) }, |r| {
                 let key = String::from_utf8_lossy(r.key().unwrap_or_default()).into_owned();
                 pairs.push((key, String::from_utf8_lossy(r.value().unwrap_or_default()).into_owned()));
             }, std::future::pending()) => {}
         }
         for (key, masked) in pairs {
             let before = originals.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned().unwrap_or_default();
-            println!("── {key}\n   before: {before}\n   after:  {masked}");
+            // The masked record is plugin output: escaped before it reaches the terminal.
+            println!("── {}\n   before: {}\n   after:  {}", escape(&key), escape(&before), escape(&masked));
             shown += 1;
         }
     }
@@ -187,5 +203,25 @@ mod tests {
         let s = HostConfig::connector_from_yaml(DEMO_SOURCE, "demo").unwrap();
         assert_eq!((s.kind(), s.output()), (turnpike_config::ConnectorKind::Source, "orders"));
         assert!(s.validate("demo").is_empty());
+    }
+
+    #[test]
+    fn rate_is_refused_outside_one_to_a_million() {
+        use clap::Parser;
+        let parse = |rate: &str| crate::Cli::try_parse_from(["turnpike", "dev", "--rate", rate]);
+        for bad in ["0", "1000001", "3000000000", "10000000000", "-1"] {
+            assert!(parse(bad).is_err(), "--rate {bad} was accepted");
+        }
+        for good in ["1", "20", "1000000"] {
+            assert!(parse(good).is_ok(), "--rate {good} was refused");
+        }
+    }
+
+    #[test]
+    fn the_tick_period_is_never_zero() {
+        for rate in [0, 1, 20, MAX_RATE, MAX_RATE + 1, 3_000_000_000, u32::MAX] {
+            assert!(tick_period(rate) >= Duration::from_micros(1), "rate {rate}");
+        }
+        assert_eq!(tick_period(20), Duration::from_millis(50));
     }
 }

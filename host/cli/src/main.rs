@@ -75,7 +75,8 @@ fn exit(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // The chain can carry server or plugin text; keep its line breaks, escape the rest.
+            eprintln!("error: {}", output::escape_lines(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }

@@ -29,7 +29,6 @@ pub async fn run(args: RunArgs) -> Result<()> {
         println!("{}: ok ({} connectors)", args.config.display(), config.connectors.len());
         return Ok(());
     }
-    let listen = config.admin.listen.parse().context("admin.listen")?;
     let engine = EngineLimits {
         max_instances: config.sandbox.max_instances.get() as u32,
         max_memory_bytes: (config.sandbox.max_memory_mib.get() as usize) << 20,
@@ -53,12 +52,12 @@ pub async fn run(args: RunArgs) -> Result<()> {
     // Saved state first (uploads, API-made connectors, paused or stopped ones), then the
     // file's connectors on top: unchanged ones keep their saved state, changed ones restart.
     host.restore().await.context("restoring the saved state")?;
-    for connector in config.connectors {
+    for connector in config.connectors.clone() {
         let name = connector.name.to_string();
         host.put_connector(connector).await.with_context(|| format!("starting connector {name:?}"))?;
     }
     let stop = CancellationToken::new();
-    let api = serve::admin_api(host.clone(), listen, stop.clone()).await?;
+    let api = serve::admin_api(host.clone(), &config.admin, stop.clone()).await?;
     serve::shutdown_signal().await;
     tracing::info!("shutting down: finishing in-flight batches and committing offsets");
     host.shutdown().await;

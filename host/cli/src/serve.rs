@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
-use turnpike_config::PluginName;
+use turnpike_config::{AdminConfig, PluginName};
 use turnpike_pipeline::Host;
 
 /// Builds the built-in plugins from source (a no-op when up to date) and registers them.
@@ -24,19 +24,22 @@ pub async fn load_builtins(host: &Host) -> Result<()> {
     Ok(())
 }
 
-/// Serves the admin API on `listen` until `stop` is cancelled.
-pub async fn admin_api(host: Arc<Host>, listen: SocketAddr, stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>> {
+/// Serves the admin API as `config` says until `stop` is cancelled. A listen address other
+/// machines can reach is refused unless `config.allow_remote` says so (the API has no
+/// authentication), and said loudly when it does.
+pub async fn admin_api(host: Arc<Host>, config: &AdminConfig, stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>> {
+    let listen: SocketAddr = config.listen.parse().with_context(|| format!("admin.listen: {:?} is not an address like 127.0.0.1:8080", config.listen))?;
+    turnpike_config::check_listen(listen, config.allow_remote).map_err(|why| anyhow::anyhow!("admin.listen: {why}"))?;
+    if !listen.ip().is_loopback() {
+        tracing::warn!(address = %listen, "the admin API is reachable from other machines and has NO authentication: anyone who reaches it can upload and run code");
+    }
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding the admin API to {listen} (choose another with --listen)"))?;
     tracing::info!(address = %listen, "admin API listening");
-    let app = turnpike_admin::router(host);
-    Ok(tokio::spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
-        if let Err(e) = served {
-            tracing::error!(error = %e, "admin API stopped");
-        }
-    }))
+    let app = turnpike_admin::router_with(host, config);
+    let limits = turnpike_admin::serve_limits(config);
+    Ok(tokio::spawn(turnpike_admin::serve(listener, app, limits, stop)))
 }
 
 /// How long the admin API may take to finish open requests at shutdown.

@@ -1,12 +1,11 @@
 //! A connector definition: where records come from, which plugins transform them, where they
 //! go, and the limits and error policy that apply.
 
-use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use crate::ranged::Ranged;
-use crate::{ConnectorName, PluginRef, Problem, TopicName};
+use crate::{ConnectorName, PluginRef, TopicName};
 
 /// A connector. Its kind follows from what it names:
 /// - **transform**: `topics` → `transforms` → `output_topic`;
@@ -34,10 +33,18 @@ pub struct ConnectorConfig {
     /// A sink plugin to write to, instead of `output_topic`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink: Option<SinkStep>,
+    /// Topics a plugin may send a record to instead of `output_topic` (transform and source
+    /// connectors). Default: none, so plugins write only to `output_topic`; a record routed
+    /// anywhere else fails under the error policy. The host's internal topics are never
+    /// allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<TopicName>,
     /// Outgoing HTTP the connector's plugins may make. Default: none.
     #[serde(default, skip_serializing_if = "HttpAccess::is_default")]
     pub http: HttpAccess,
     /// Consumer group id; defaults to `turnpike-<name>` so each connector has its own group.
+    /// Must start with `turnpike-` (so a connector cannot read or reset another
+    /// application's group) and may not be another connector's group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// Where a new consumer group starts: `earliest` (default) or `latest`.
@@ -172,8 +179,8 @@ pub enum ConnectorKind {
     Sink,
 }
 
-/// Batching. A batch closes when it has `max_records` records or `max_wait_ms` has passed
-/// since its first record, whichever comes first.
+/// Batching. A batch closes when it has `max_records` records or `max_bytes` bytes, or
+/// `max_wait_ms` has passed since its first record, whichever comes first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BatchConfig {
@@ -181,11 +188,14 @@ pub struct BatchConfig {
     pub max_records: Ranged<1, 100_000>,
     /// Default 20 ms; 0 to 60,000.
     pub max_wait_ms: Ranged<0, 60_000>,
+    /// Bytes of keys, values and headers one batch may hold; the batch closes at the record
+    /// that reaches it. Default 16 MiB; 1 KiB to 1 GiB.
+    pub max_bytes: Ranged<1_024, 1_073_741_824>,
 }
 
 impl Default for BatchConfig {
     fn default() -> Self {
-        Self { max_records: Ranged::constant(500), max_wait_ms: Ranged::constant(20) }
+        Self { max_records: Ranged::constant(500), max_wait_ms: Ranged::constant(20), max_bytes: Ranged::constant(16 << 20) }
     }
 }
 
@@ -310,6 +320,11 @@ impl ConnectorConfig {
         }
     }
 
+    /// Topics the connector's plugins may write to: `output_topic` and `routes`.
+    pub fn writable_topics(&self) -> Vec<&str> {
+        self.output_topic.iter().chain(&self.routes).map(TopicName::as_str).collect()
+    }
+
     /// The output topic (`""` for a sink connector, which has none).
     pub fn output(&self) -> &str {
         self.output_topic.as_ref().map_or("", TopicName::as_str)
@@ -326,72 +341,5 @@ impl ConnectorConfig {
             refs.push(("sink.plugin".to_owned(), &s.plugin));
         }
         refs
-    }
-
-    /// Checks the rules that types alone cannot express. `key` is the path of this connector
-    /// in its document (e.g. `connectors[2]`); every problem is returned, none is fatal alone.
-    pub fn validate(&self, key: &str) -> Vec<Problem> {
-        let mut problems = Vec::new();
-        let mut add = |field: &str, msg: String| problems.push(Problem::new(format!("{key}.{field}"), msg));
-        let kind = self.kind();
-        if self.source.is_some() && self.sink.is_some() {
-            add("sink", "a connector has a source or a sink, not both: make two connectors joined by a topic".into());
-        }
-        match kind {
-            ConnectorKind::Source if !self.topics.is_empty() => add("topics", "a source connector reads from its source plugin; remove `topics`".into()),
-            ConnectorKind::Transform | ConnectorKind::Sink if self.topics.is_empty() => add("topics", "list at least one topic to consume".into()),
-            _ => {}
-        }
-        match (kind, &self.output_topic) {
-            (ConnectorKind::Sink, Some(_)) => add("output_topic", "a sink connector writes to its sink plugin; remove `output_topic`".into()),
-            (ConnectorKind::Transform | ConnectorKind::Source, None) => add("output_topic", "name the topic to write to".into()),
-            _ => {}
-        }
-        let mut seen = BTreeSet::new();
-        for (i, t) in self.topics.iter().enumerate() {
-            if !seen.insert(t) {
-                add(&format!("topics[{i}]"), format!("topic {t:?} is listed twice"));
-            }
-        }
-        if let Some(dlq) = &self.errors.dead_letter_topic {
-            if self.topics.contains(dlq) || Some(dlq) == self.output_topic.as_ref() {
-                add("errors.dead_letter_topic", format!("{:?} is also an input or the output topic; use a topic of its own", dlq.as_str()));
-            }
-            if self.errors.tolerance == ErrorTolerance::None {
-                add("errors.dead_letter_topic", "only used with `tolerance: all` (with `none` the first failure stops the connector)".into());
-            }
-        }
-        if self.restart.base_ms.get() > self.restart.max_ms.get() {
-            add("restart.base_ms", format!("{} is above restart.max_ms ({})", self.restart.base_ms, self.restart.max_ms));
-        }
-        if let Some(out) = &self.output_topic {
-            if self.topics.contains(out) {
-                add("output_topic", format!("{:?} is also an input topic: the connector would consume its own output", out.as_str()));
-            }
-        }
-        if kind == ConnectorKind::Transform && self.transforms.is_empty() {
-            add("transforms", "list at least one transform step (use the `identity` plugin to copy records)".into());
-        }
-        for (i, step) in self.transforms.iter().enumerate() {
-            if !step.config.is_object() {
-                add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
-            }
-        }
-        for (i, entry) in self.http.allow.iter().enumerate() {
-            if let Err(why) = crate::AllowedHost::parse(entry) {
-                add(&format!("http.allow[{i}]"), why);
-            }
-        }
-        for (field, config) in [("source.config", self.source.as_ref().map(|s| &s.config)), ("sink.config", self.sink.as_ref().map(|s| &s.config))] {
-            if config.is_some_and(|c| !c.is_object()) {
-                add(field, "must be a mapping of keys to values".into());
-            }
-        }
-        if let Some(g) = &self.group_id {
-            if g.trim().is_empty() {
-                add("group_id", "must not be empty".into());
-            }
-        }
-        problems
     }
 }

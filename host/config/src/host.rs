@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{ConfigError, ConnectorConfig, PluginName, Problem, Ranged};
+use crate::{AdminConfig, ConfigError, ConnectorConfig, PluginName, Problem, Ranged};
 
 /// The whole host configuration (`turnpike run -c FILE`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +107,18 @@ pub struct SandboxConfig {
     pub max_batch_timeout_ms: Ranged<1, 600_000>,
     /// The most `limits.max_output_mib` a connector may ask for. Default 256.
     pub max_output_mib: Ranged<1, 4096>,
+    /// Linear memory all connectors together may ask for: the sum over connectors of
+    /// `limits.memory_mib` times their plugin count. A connector that would pass it is
+    /// refused. Default 16,384 (16 GiB); 1 to 16,777,216.
+    pub max_total_memory_mib: Ranged<1, 16_777_216>,
+    /// Connectors on the host. Default 10,000.
+    pub max_connectors: Ranged<1, 1_000_000>,
+    /// Plugin versions on the host (all plugins together). Default 1,000.
+    pub max_plugin_versions: Ranged<1, 1_000_000>,
+    /// Uploads compiled at once; more are answered `429`. Default 2.
+    pub max_concurrent_compiles: Ranged<1, 64>,
+    /// Dry runs and validations run at once; more are answered `429`. Default 4.
+    pub max_concurrent_checks: Ranged<1, 256>,
 }
 
 impl Default for SandboxConfig {
@@ -116,6 +128,11 @@ impl Default for SandboxConfig {
             max_memory_mib: Ranged::constant(1_024),
             max_batch_timeout_ms: Ranged::constant(60_000),
             max_output_mib: Ranged::constant(256),
+            max_total_memory_mib: Ranged::constant(16_384),
+            max_connectors: Ranged::constant(10_000),
+            max_plugin_versions: Ranged::constant(1_000),
+            max_concurrent_compiles: Ranged::constant(2),
+            max_concurrent_checks: Ranged::constant(4),
         }
     }
 }
@@ -137,20 +154,6 @@ impl SandboxConfig {
         over("batch_timeout_ms", l.batch_timeout_ms.get(), self.max_batch_timeout_ms.get(), "max_batch_timeout_ms");
         over("max_output_mib", l.max_output_mib.get(), self.max_output_mib.get(), "max_output_mib");
         problems
-    }
-}
-
-/// Admin API settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AdminConfig {
-    /// Listen address. Default `127.0.0.1:8080`: loopback only, as the API is unauthenticated.
-    pub listen: String,
-}
-
-impl Default for AdminConfig {
-    fn default() -> Self {
-        Self { listen: "127.0.0.1:8080".to_owned() }
     }
 }
 
@@ -196,9 +199,7 @@ impl HostConfig {
             Some(Scalar::Text(s)) if !s.trim().is_empty() => {}
             _ => problems.push(Problem::new("kafka.bootstrap.servers", "set the broker addresses, e.g. `127.0.0.1:9092`")),
         }
-        if self.admin.listen.parse::<std::net::SocketAddr>().is_err() {
-            problems.push(Problem::new("admin.listen", format!("{:?} is not an address like `127.0.0.1:8080`", self.admin.listen)));
-        }
+        problems.extend(self.admin.validate());
         let mut names = BTreeSet::new();
         for (i, c) in self.connectors.iter().enumerate() {
             let key = format!("connectors[{i}]");

@@ -5,7 +5,9 @@
 //! Names are parsed into newtypes while deserializing ("parse, don't validate"), which lets the
 //! YAML parser point at the line and column of a bad value.
 
+mod admin;
 mod connector;
+mod connector_rules;
 mod error;
 mod host;
 mod http_allow;
@@ -16,8 +18,10 @@ pub use connector::{
     BatchConfig, ConnectorConfig, ConnectorKind, ErrorTolerance, ErrorsConfig, HttpAccess, Limits, RestartPolicy, SinkStep, SourceStep, StartFrom,
     TransformStep,
 };
+pub use connector_rules::GROUP_PREFIX;
 pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
-pub use host::{AdminConfig, HostConfig, KafkaSettings, PluginSource, SandboxConfig};
+pub use admin::{check_listen, AdminConfig, ApiLimits};
+pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
 pub use ranged::{OutOfRange, Ranged};

@@ -14,16 +14,30 @@ pub struct NameError {
     rule: &'static str,
 }
 
+/// Whether a name may start with `.`.
+///
+/// Names that become file names in the state directory (`connectors/<name>.json`,
+/// `plugins/<name>/<version>.wasm`) refuse it: a leading-dot file is hidden, is where the
+/// state store's own temporaries live (`.tmp-*`), and was skipped at restart by earlier
+/// versions, so such a name was accepted and then lost. Topic names keep Kafka's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeadingDot {
+    Allowed,
+    Refused,
+}
+
 fn check(
     kind: &'static str,
     value: &str,
     max_len: usize,
     allowed: fn(char) -> bool,
+    leading_dot: LeadingDot,
     rule: &'static str,
 ) -> Result<(), NameError> {
     let ok = !value.is_empty()
         && value.len() <= max_len
         && value.chars().all(allowed)
+        && (leading_dot == LeadingDot::Allowed || !value.starts_with('.'))
         && value != "."
         && value != "..";
     if ok {
@@ -34,7 +48,7 @@ fn check(
 }
 
 macro_rules! name_type {
-    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $rule:literal) => {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $leading_dot:expr, $rule:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         #[serde(try_from = "String", into = "String")]
@@ -44,7 +58,7 @@ macro_rules! name_type {
             /// Parses and checks a name.
             pub fn parse(value: impl Into<String>) -> Result<Self, NameError> {
                 let value = value.into();
-                check($kind, &value, $max, $allowed, $rule)?;
+                check($kind, &value, $max, $allowed, $leading_dot, $rule)?;
                 Ok(Self(value))
             }
 
@@ -76,23 +90,28 @@ macro_rules! name_type {
 }
 
 name_type!(
-    /// A Kafka topic name: what the broker itself accepts.
+    /// A Kafka topic name: what the broker itself accepts (a leading `.` included).
     TopicName, "topic name", 249,
     |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
+    LeadingDot::Allowed,
     "use 1-249 characters from a-z, A-Z, 0-9, '.', '_' and '-'"
 );
 
 name_type!(
-    /// A connector name. It appears in URLs, metrics and consumer group ids.
+    /// A connector name. It appears in URLs, metrics and consumer group ids, and is the file
+    /// name of its saved state, so it may not start with `.`.
     ConnectorName, "connector name", 128,
     |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
-    "use 1-128 characters from a-z, A-Z, 0-9, '.', '_' and '-'"
+    LeadingDot::Refused,
+    "use 1-128 characters from a-z, A-Z, 0-9, '.', '_' and '-', not starting with '.'"
 );
 
 name_type!(
-    /// A plugin name, without a version.
+    /// A plugin name, without a version. It is a directory name in the state directory; `.`
+    /// is not allowed anywhere.
     PluginName, "plugin name", 64,
     |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_',
+    LeadingDot::Refused,
     "use 1-64 characters from a-z, 0-9, '-' and '_'"
 );
 
@@ -125,12 +144,14 @@ impl TryFrom<String> for PluginRef {
             None => (value.as_str(), None),
             Some((name, "latest")) => (name, None),
             Some((name, version)) => {
+                // A version is a file name in the state directory (`<version>.wasm`).
                 check(
                     "plugin version",
                     version,
                     64,
                     |c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'),
-                    "use 1-64 characters from a-z, A-Z, 0-9, '.', '-', '+' and '_'",
+                    LeadingDot::Refused,
+                    "use 1-64 characters from a-z, A-Z, 0-9, '.', '-', '+' and '_', not starting with '.'",
                 )?;
                 (name, Some(version.to_owned()))
             }
@@ -177,5 +198,22 @@ mod tests {
         assert_eq!(r.to_string(), "pii-mask@latest");
         assert!(PluginRef::try_from("Pii".to_owned()).is_err());
         assert!(PluginRef::try_from("pii@".to_owned()).is_err());
+    }
+
+    #[test]
+    fn names_that_become_file_names_refuse_a_leading_dot() {
+        assert!(ConnectorName::parse("orders.v2").is_ok(), "a dot inside is fine");
+        for bad in [".hidden", "...", ".tmp-x"] {
+            let err = ConnectorName::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("connector name") && err.contains("not starting with '.'"), "{err}");
+        }
+        assert!(PluginName::parse(".hidden").is_err());
+        assert!(PluginRef::try_from("pii@1.0.0-rc.1".to_owned()).is_ok());
+        for bad in ["pii@.hidden", "pii@...", "pii@.1.0"] {
+            let err = PluginRef::try_from(bad.to_owned()).unwrap_err().to_string();
+            assert!(err.contains("plugin version") && err.contains("not starting with '.'"), "{err}");
+        }
+        // Kafka accepts a leading dot in topic names; so do we.
+        assert!(TopicName::parse(".internal").is_ok());
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
-use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
+use rdkafka::message::{BorrowedMessage, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
@@ -53,10 +53,51 @@ impl<'a> ConsumedRecord<'a> {
     pub fn timestamp(&self) -> Option<i64> {
         self.msg.timestamp().to_millis()
     }
-    /// Headers in order; a null header value reads as empty.
-    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
-        self.msg.headers().into_iter().flat_map(|h| h.iter()).map(|h| (h.key, h.value.unwrap_or_default()))
+    /// Headers in order; a null header value reads as empty. Keys are read as raw bytes, so
+    /// no record can panic the reader: a key that is not UTF-8 is given lossily and named in
+    /// [`RecordHeaders::problem`], for the caller's error policy.
+    pub fn headers(&self) -> RecordHeaders<'a> {
+        let mut problem = None;
+        let list = crate::raw_headers::headers(self.msg)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (key, value))| {
+                let key = String::from_utf8_lossy(key);
+                if matches!(key, std::borrow::Cow::Owned(_)) && problem.is_none() {
+                    problem = Some(format!("header {i} has a key that is not valid UTF-8 ({key:?})"));
+                }
+                (key, value)
+            })
+            .collect();
+        RecordHeaders { list, problem }
     }
+}
+
+/// A consumed record's headers, keys as text.
+pub struct RecordHeaders<'a> {
+    /// `(key, value)` in order; keys that were not UTF-8 are converted lossily.
+    pub list: Vec<(std::borrow::Cow<'a, str>, &'a [u8])>,
+    /// Why the headers are not what the producer wrote, if they are not: the record should
+    /// be treated as unreadable.
+    pub problem: Option<String>,
+}
+
+/// When a batch being read closes.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLimits {
+    /// Records at most.
+    pub records: usize,
+    /// Bytes at most (keys, values, header keys and values); the record that reaches the cap
+    /// is the batch's last, so one huge record still makes a batch of one.
+    pub bytes: usize,
+    /// Longest wait after the first record.
+    pub wait: Duration,
+}
+
+/// What a record adds to a batch: key, value and headers.
+fn record_size(msg: &BorrowedMessage<'_>) -> usize {
+    let headers: usize = crate::raw_headers::headers(msg).iter().map(|(k, v)| k.len() + v.len()).sum();
+    msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len) + headers
 }
 
 /// Per partition, the next offset to read: what a commit records.
@@ -125,22 +166,17 @@ impl Consumer {
         Ok(Self { inner })
     }
 
-    /// Waits for at least one record, then keeps reading until `max_records` records or
-    /// `max_wait` after the first, calling `on_record` for each. Returns how many were read.
-    /// `idle_interrupt` ends the wait with 0 records, but only while none has been read:
-    /// once one has, the batch is completed, so no record read from the client is dropped.
-    /// Dropping the future loses no record that `on_record` did not see.
-    pub async fn fill(
-        &self,
-        max_records: usize,
-        max_wait: Duration,
-        mut on_record: impl FnMut(ConsumedRecord<'_>),
-        idle_interrupt: impl std::future::Future<Output = ()>,
-    ) -> usize {
-        let mut count = 0;
+    /// Waits for at least one record, then keeps reading until `limits.records` records or
+    /// `limits.bytes` bytes (keys, values and headers; the record that reaches it is the last)
+    /// or `limits.wait` after the first, calling `on_record` for each. Returns how many were
+    /// read. `idle_interrupt` ends the wait with 0 records, but only while none has been
+    /// read: once one has, the batch is completed, so no record read from the client is
+    /// dropped. Dropping the future loses no record that `on_record` did not see.
+    pub async fn fill(&self, limits: BatchLimits, mut on_record: impl FnMut(ConsumedRecord<'_>), idle_interrupt: impl std::future::Future<Output = ()>) -> usize {
+        let (mut count, mut bytes) = (0, 0usize);
         let mut deadline: Option<Instant> = None;
         let mut idle_interrupt = std::pin::pin!(idle_interrupt);
-        while count < max_records {
+        while count < limits.records && bytes < limits.bytes {
             let received = match deadline {
                 None => tokio::select! {
                     r = self.inner.recv() => r,
@@ -153,9 +189,10 @@ impl Consumer {
             };
             match received {
                 Ok(msg) => {
+                    bytes = bytes.saturating_add(record_size(&msg));
                     on_record(ConsumedRecord { msg: &msg });
                     count += 1;
-                    deadline.get_or_insert_with(|| Instant::now() + max_wait);
+                    deadline.get_or_insert_with(|| Instant::now() + limits.wait);
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "consumer error; retrying");
@@ -202,6 +239,19 @@ impl Consumer {
         }
         let mode = if sync { CommitMode::Sync } else { CommitMode::Async };
         self.inner.commit(&tpl, mode).map_err(KafkaError::Commit)
+    }
+
+    /// [`Consumer::commit`] from async code: a synchronous commit waits for the broker, so it
+    /// runs on a blocking thread and never holds an async worker.
+    pub async fn commit_off_thread(self: &std::sync::Arc<Self>, offsets: &Offsets, sync: bool) -> Result<(), KafkaError> {
+        if !sync {
+            return self.commit(offsets, false);
+        }
+        let (consumer, offsets) = (self.clone(), offsets.clone());
+        match tokio::task::spawn_blocking(move || consumer.commit(&offsets, true)).await {
+            Ok(committed) => committed,
+            Err(e) => Err(KafkaError::Blocking(e.to_string())),
+        }
     }
 }
 

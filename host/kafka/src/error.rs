@@ -3,6 +3,9 @@
 /// A Kafka client operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum KafkaError {
+    /// A blocking client call moved off the async workers did not complete.
+    #[error("a blocking Kafka call did not complete: {0}")]
+    Blocking(String),
     /// A client could not be created (usually a bad librdkafka setting).
     #[error("could not create the Kafka {role}: {source}")]
     Client {

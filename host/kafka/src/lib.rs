@@ -10,9 +10,10 @@ mod error;
 mod offsets;
 mod positions;
 mod producer;
+mod raw_headers;
 mod rebalance;
 
-pub use consumer::{ConsumedRecord, Consumer, ConsumerOptions, Offsets};
+pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};

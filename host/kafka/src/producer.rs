@@ -95,8 +95,19 @@ impl Producer {
         }
     }
 
-    /// Waits up to `timeout` for every queued record to be delivered.
+    /// Waits up to `timeout` for every queued record to be delivered. Blocks the thread: from
+    /// async code use [`Producer::flush_off_thread`].
     pub fn flush(&self, timeout: Duration) -> Result<(), KafkaError> {
         self.inner.flush(timeout).map_err(|source| KafkaError::Delivery { topic: "*".into(), source })
+    }
+
+    /// [`Producer::flush`] on a blocking thread, so a slow broker never holds an async worker
+    /// (a few connectors stopping at once would otherwise freeze the admin API).
+    pub async fn flush_off_thread(&self, timeout: Duration) -> Result<(), KafkaError> {
+        let producer = self.clone();
+        match tokio::task::spawn_blocking(move || producer.flush(timeout)).await {
+            Ok(flushed) => flushed,
+            Err(e) => Err(KafkaError::Blocking(e.to_string())),
+        }
     }
 }

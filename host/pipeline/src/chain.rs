@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use turnpike_config::{ErrorTolerance, ErrorsConfig};
 use turnpike_runtime::{
     input_len, input_source, next_stage_input, passthrough, single, CallError, CreateError, ErrorKind, Fault, InputBatch,
@@ -16,7 +18,7 @@ use turnpike_runtime::{
 
 use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
-use crate::retry::Retry;
+use crate::retry::{Next, Retry};
 use crate::status::LiveStatus;
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
@@ -53,6 +55,10 @@ pub(crate) enum ChainError {
     Create { plugin: String, source: CreateError },
     #[error("plugin {plugin}: {source} (again after re-creating the instance)")]
     Fault { plugin: String, source: Fault },
+    /// The connector is being stopped while the batch waited to be retried: the batch is
+    /// neither failed nor committed.
+    #[error("stopped while retrying")]
+    Stopping,
 }
 
 impl ChainError {
@@ -60,6 +66,7 @@ impl ChainError {
         match self {
             ChainError::Create { source, .. } => source.class(),
             ChainError::Fault { source, .. } => source.class(),
+            ChainError::Stopping => "stopping",
         }
     }
 }
@@ -73,6 +80,20 @@ async fn create(info: &PluginInfo, config_json: &str, connector: &str, limits: &
         status.fault(&info.label(), fault.class(), &fault.to_string());
     }
     created.map_err(|source| ChainError::Create { plugin: info.label(), source })
+}
+
+/// Why a record a plugin routed to `topic` is refused.
+pub(crate) fn route_refused(topic: &str, writable: &[String]) -> String {
+    format!("the plugin routed a record to {topic:?}, which this connector may not write to (it may write to {}; add the topic to `routes` to allow it)", writable.join(", "))
+}
+
+/// A batch-level plugin error as a failure of every record in the batch.
+fn fail_all(input: &InputBatch, error: PluginError) -> StageOutput {
+    let mut merger = OutputMerger::default();
+    for input in 0..input_len(input) as u32 {
+        merger.fail(input, error.clone());
+    }
+    StageOutput { out: merger.finish(), poisoned: Vec::new() }
 }
 
 /// Faults tolerated while isolating the records of one batch. Past this the plugin faults on
@@ -91,11 +112,28 @@ pub(crate) struct Chain {
     limits: InstanceLimits,
     errors: ErrorsConfig,
     status: Arc<LiveStatus>,
+    /// Topics a plugin may route a record to; any other choice fails the record. Empty for a
+    /// sink connector, whose records go to its sink whatever a transform routes.
+    writable: Vec<String>,
+    cancel: CancellationToken,
+}
+
+/// What a chain runs with besides its stages.
+pub(crate) struct ChainContext {
+    pub(crate) connector: String,
+    pub(crate) limits: InstanceLimits,
+    pub(crate) errors: ErrorsConfig,
+    pub(crate) status: Arc<LiveStatus>,
+    /// The connector's `output_topic` and `routes`.
+    pub(crate) writable: Vec<String>,
+    /// Cancelled when the connector stops: ends retry pauses.
+    pub(crate) cancel: CancellationToken,
 }
 
 impl Chain {
-    pub(crate) fn new(stages: Vec<Stage>, connector: String, limits: InstanceLimits, errors: ErrorsConfig, status: Arc<LiveStatus>) -> Self {
-        Self { stages, connector, limits, errors, status }
+    pub(crate) fn new(stages: Vec<Stage>, cx: ChainContext) -> Self {
+        let ChainContext { connector, limits, errors, status, writable, cancel } = cx;
+        Self { stages, connector, limits, errors, status, writable, cancel }
     }
 
     pub(crate) fn plugin_labels(&self) -> Vec<String> {
@@ -158,7 +196,7 @@ impl Chain {
     /// batch-level plugin error becomes a failure of every record in the batch.
     async fn call(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
         let mut faults = 0;
-        let mut retry = Retry::new(&self.errors);
+        let mut retry = Retry::new(&self.errors, &self.cancel);
         loop {
             match self.call_once(i, input).await? {
                 Ok(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
@@ -171,18 +209,15 @@ impl Chain {
                         };
                     }
                 }
-                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) if retry.pause().await => {
-                    LiveStatus::add(&self.status.retries, 1);
-                    tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, attempt = retry.attempts(), "plugin asked to retry the batch");
-                }
-                Err(CallError::Plugin { kind, message }) => {
-                    let error = PluginError { kind, message };
-                    let mut merger = OutputMerger::default();
-                    for input in 0..input_len(input) as u32 {
-                        merger.fail(input, error.clone());
+                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => match retry.pause().await {
+                    Next::Again => {
+                        LiveStatus::add(&self.status.retries, 1);
+                        tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, attempt = retry.attempts(), "plugin asked to retry the batch");
                     }
-                    return Ok(StageOutput { out: merger.finish(), poisoned: Vec::new() });
-                }
+                    Next::Stop => return Err(ChainError::Stopping),
+                    Next::GiveUp => return Ok(fail_all(input, PluginError { kind: ErrorKind::Retriable, message })),
+                },
+                Err(CallError::Plugin { kind, message }) => return Ok(fail_all(input, PluginError { kind, message })),
             }
         }
     }
@@ -207,6 +242,11 @@ impl Chain {
             }
         }
         Ok(StageOutput { out: merger.finish(), poisoned })
+    }
+
+    /// The connector's writable topics (for records routed by the source).
+    pub(crate) fn writable(&self) -> &[String] {
+        &self.writable
     }
 
     /// Runs a batch through every stage. With `route_by_topic`, each record's own topic is
@@ -248,6 +288,13 @@ impl Chain {
                 fail(input, ErrorKind::InvalidRecord, fault.class(), fault.to_string());
             }
             let view = OutputView::new(&out);
+            // A sink connector writes to its sink, where a route means nothing: `writable` is
+            // empty there and nothing is checked.
+            for p in view.iter().filter(|_| !self.writable.is_empty()) {
+                if let Some(topic) = p.topic.filter(|t| !self.writable.iter().any(|w| w == t)) {
+                    fail(p.input, ErrorKind::InvalidRecord, "route_refused", route_refused(topic, &self.writable));
+                }
+            }
             let kept: Vec<(usize, u32, Option<String>)> = view
                 .iter()
                 .enumerate()

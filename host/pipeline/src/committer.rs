@@ -45,7 +45,7 @@ impl Checkpoint for GroupOffsets {
     }
 
     async fn save(&self, acknowledged: &Offsets, sync: bool) {
-        if let Err(e) = self.consumer.commit(acknowledged, sync) {
+        if let Err(e) = self.consumer.commit_off_thread(acknowledged, sync).await {
             tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
         }
     }

@@ -6,9 +6,17 @@ use std::sync::Arc;
 
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
-use turnpike_runtime::{input_record, ErrorKind, InputBatch};
+use turnpike_runtime::{escape_control, input_len, input_record, BatchBuilder, ErrorKind, InputBatch};
 
 use crate::status::{FaultInfo, LiveStatus};
+
+/// Failed records logged one by one per batch; the rest are counted in one line, so a plugin
+/// failing every record cannot flood the host log.
+const LOGGED_PER_BATCH: usize = 5;
+
+/// The stage and plugin label of records the host itself could not hand to a plugin.
+const READ_STAGE: &str = "read";
+const HOST_LABEL: &str = "turnpike-host";
 
 /// A record that failed at some stage.
 #[derive(Debug, Clone)]
@@ -23,6 +31,34 @@ pub(crate) struct FailedRecord {
     /// `record_error` when the plugin rejected the record, else the fault class it caused.
     pub(crate) class: String,
     pub(crate) message: String,
+}
+
+impl FailedRecord {
+    /// A record read from Kafka that cannot be handed to a plugin as it is (e.g. a header
+    /// key that is not UTF-8): it goes through the error policy like a rejected record.
+    pub(crate) fn unreadable(origin: u32, why: String) -> Self {
+        Self { origin, stage: READ_STAGE.into(), plugin: HOST_LABEL.into(), kind: ErrorKind::InvalidRecord, class: "unreadable_record".into(), message: why }
+    }
+}
+
+/// The batch without the `failed` records (`None` when none failed). Linear in the batch.
+pub(crate) fn without(batch: &InputBatch, failed: &[FailedRecord]) -> Option<InputBatch> {
+    if failed.is_empty() {
+        return None;
+    }
+    let n = input_len(batch);
+    let mut drop = vec![false; n];
+    for f in failed {
+        if let Some(d) = drop.get_mut(f.origin as usize) {
+            *d = true;
+        }
+    }
+    let mut builder = BatchBuilder::default();
+    for (i, _) in drop.iter().enumerate().filter(|(_, d)| !**d) {
+        let (record, headers) = input_record(batch, i);
+        builder.push(record, headers);
+    }
+    Some(builder.finish())
 }
 
 /// Where the records of a batch were read from, for error context.
@@ -52,15 +88,20 @@ impl ErrorPolicy {
         }
     }
 
-    /// Logs every failed record; says whether the connector must stop, and why.
+    /// Logs the first failed records of the batch (and how many more there were); says
+    /// whether the connector must stop, and why.
     pub(crate) fn judge(&self, failed: &[FailedRecord], batch: &InputBatch, from: ReadFrom<'_>) -> Option<FaultInfo> {
         let connector = self.connector.as_str();
-        for f in failed {
+        for f in failed.iter().take(LOGGED_PER_BATCH) {
             let (record, _) = input_record(batch, f.origin as usize);
+            let error = escape_control(&f.message);
             match from {
-                ReadFrom::Kafka => tracing::warn!(connector, stage = %f.stage, plugin = %f.plugin, topic = record.topic, partition = record.partition, offset = record.offset, class = %f.class, error = %f.message, "record failed"),
-                ReadFrom::Source { .. } => tracing::warn!(connector, stage = %f.stage, plugin = %f.plugin, destination = record.topic, index = record.offset, class = %f.class, error = %f.message, "record failed"),
+                ReadFrom::Kafka => tracing::warn!(connector, stage = %f.stage, plugin = %f.plugin, topic = record.topic, partition = record.partition, offset = record.offset, class = %f.class, %error, "record failed"),
+                ReadFrom::Source { .. } => tracing::warn!(connector, stage = %f.stage, plugin = %f.plugin, destination = record.topic, index = record.offset, class = %f.class, %error, "record failed"),
             }
+        }
+        if failed.len() > LOGGED_PER_BATCH {
+            tracing::warn!(connector, more = failed.len() - LOGGED_PER_BATCH, "more records of the batch failed (not logged one by one; see the dead-letter topic and the status counters)");
         }
         let stopping = failed.iter().find(|f| f.kind == ErrorKind::Fatal || self.tolerance == ErrorTolerance::None);
         let Some(stop) = stopping else {
@@ -74,6 +115,21 @@ impl ErrorPolicy {
         };
         let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
         Some(FaultInfo { class: stop.class.clone(), message: format!("{} ({}) failed {at}: {} ({why})", stop.plugin, stop.stage, stop.message) })
+    }
+
+    /// Sets aside the records the host could not read (`(index, why)`): judged and
+    /// dead-lettered like failed records. Returns the batch the plugins should get (`None`:
+    /// the whole batch) and the dead letters' deliveries.
+    pub(crate) async fn set_aside_unreadable(&self, producer: &Producer, batch: &InputBatch, unreadable: Vec<(u32, String)>) -> Result<(Option<InputBatch>, Vec<Delivery>), FaultInfo> {
+        if unreadable.is_empty() {
+            return Ok((None, Vec::new()));
+        }
+        let failed: Vec<FailedRecord> = unreadable.into_iter().map(|(i, why)| FailedRecord::unreadable(i, why)).collect();
+        if let Some(fault) = self.judge(&failed, batch, ReadFrom::Kafka) {
+            return Err(fault);
+        }
+        let deliveries = self.dead_letter(producer, batch, &failed, ReadFrom::Kafka).await?;
+        Ok((without(batch, &failed), deliveries))
     }
 
     /// Writes failed records, unchanged, to the dead-letter topic (if there is one), with

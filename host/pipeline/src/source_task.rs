@@ -8,13 +8,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{read_position, Producer};
-use turnpike_runtime::{input_len, input_record, BatchBuilder, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
+use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
-use crate::chain::Chain;
+use crate::chain::{route_refused, Chain};
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
-use crate::failures::{ErrorPolicy, FailedRecord, ReadFrom};
+use crate::failures::{without, ErrorPolicy, FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
-use crate::retry::Retry;
+use crate::retry::{Next, Retry};
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
 use crate::task::{drain, finish, produce, wait_while_paused, Exit};
 
@@ -86,7 +86,7 @@ impl SourceTask {
             let polled = match self.poll(&mut source, &mut position, max_records).await {
                 Ok(Some(polled)) => polled,
                 Ok(None) => continue,
-                Err(fault) => return Exit::Failed(fault),
+                Err(exit) => return exit,
             };
             if input_len(&polled.batch) == 0 {
                 // Nothing new: wait for the interval (a pause or a stop ends the wait).
@@ -107,7 +107,7 @@ impl SourceTask {
                         return Exit::Shutdown;
                     }
                 }
-                Err(fault) => return Exit::Failed(fault),
+                Err(exit) => return exit,
             }
         }
     }
@@ -115,22 +115,26 @@ impl SourceTask {
     /// One poll, with the error policy: a retriable error is retried with backoff, a fault
     /// re-creates the source at the last position handed out (once in a row). `Ok(None)`
     /// means "poll again".
-    async fn poll(&mut self, source: &mut SourceInstance, position: &mut Option<Vec<u8>>, max_records: u32) -> Result<Option<Polled>, FaultInfo> {
-        let mut retry = Retry::new(&self.config.errors);
+    async fn poll(&mut self, source: &mut SourceInstance, position: &mut Option<Vec<u8>>, max_records: u32) -> Result<Option<Polled>, Exit> {
+        let mut retry = Retry::new(&self.config.errors, &self.cancel);
         let mut faulted = false;
         loop {
             match source.poll(max_records).await {
                 Ok(polled) => return Ok(Some(polled)),
                 Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => {
-                    if !retry.pause().await {
-                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())));
+                    match retry.pause().await {
+                        Next::Again => {}
+                        Next::Stop => return Err(Exit::Shutdown),
+                        Next::GiveUp => {
+                            return Err(FaultInfo::new("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())).into())
+                        }
                     }
                     LiveStatus::add(&self.status.retries, 1);
                     tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "source asked to retry the poll");
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     if kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None {
-                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())));
+                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())).into());
                     }
                     tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), stage = "source", error = %message, "poll failed; skipped (errors.tolerance is all)");
                     LiveStatus::add(&self.status.records_failed, 1);
@@ -140,7 +144,7 @@ impl SourceTask {
                     self.status.fault(&self.plugin.label(), fault.class(), &fault.to_string());
                     LiveStatus::add(&self.status.instance_restarts, 1);
                     if std::mem::replace(&mut faulted, true) {
-                        return Err(FaultInfo::new(fault.class(), format!("plugin {} (source): {fault} (again after re-creating the instance)", self.plugin.label())));
+                        return Err(FaultInfo::new(fault.class(), format!("plugin {} (source): {fault} (again after re-creating the instance)", self.plugin.label())).into());
                     }
                     tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), error = %fault, "source faulted; re-creating it at the last position");
                     *source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
@@ -151,26 +155,47 @@ impl SourceTask {
 
     /// Runs a polled batch through the chain and hands its outputs and dead letters to the
     /// producer.
-    async fn deliver(&mut self, polled: Polled) -> Result<PendingBatch<Option<Vec<u8>>>, FaultInfo> {
+    async fn deliver(&mut self, polled: Polled) -> Result<PendingBatch<Option<Vec<u8>>>, Exit> {
         let from = ReadFrom::Source { position: polled.position.as_deref() };
-        let source_failed: Vec<FailedRecord> = polled
+        let mut source_failed: Vec<FailedRecord> = polled
             .errors
             .iter()
             .map(|e| FailedRecord { origin: e.input, stage: "source".into(), plugin: self.plugin.label(), kind: e.error.kind, class: "record_error".into(), message: e.error.message.clone() })
             .collect();
+        source_failed.extend(self.refused_routes(&polled.batch, &source_failed));
         if let Some(fault) = self.policy.judge(&source_failed, &polled.batch, from) {
-            return Err(fault);
+            return Err(fault.into());
         }
         let mut deliveries = self.policy.dead_letter(&self.producer, &polled.batch, &source_failed, from).await?;
         let good = without(&polled.batch, &source_failed);
         let batch = good.as_ref().unwrap_or(&polled.batch);
-        let output = self.chain.run(batch, true).await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
+        let output = self.chain.run(batch, true).await?;
         if let Some(fault) = self.policy.judge(&output.failed, batch, from) {
-            return Err(fault);
+            return Err(fault.into());
         }
         deliveries.extend(produce(&self.producer, self.config.output(), &output).await?);
         deliveries.extend(self.policy.dead_letter(&self.producer, batch, &output.failed, from).await?);
         Ok(PendingBatch { deliveries, progress: polled.position })
+    }
+
+    /// Records the source sent to a topic the connector may not write to (not its
+    /// `output_topic` nor in its `routes`), as failures of the source stage.
+    fn refused_routes(&self, batch: &InputBatch, already: &[FailedRecord]) -> Vec<FailedRecord> {
+        let writable = self.chain.writable();
+        (0..input_len(batch))
+            .filter(|&i| !already.iter().any(|f| f.origin as usize == i))
+            .filter_map(|i| {
+                let topic = input_record(batch, i).0.topic;
+                (!writable.iter().any(|w| w == topic)).then(|| FailedRecord {
+                    origin: i as u32,
+                    stage: "source".into(),
+                    plugin: self.plugin.label(),
+                    kind: ErrorKind::InvalidRecord,
+                    class: "route_refused".into(),
+                    message: route_refused(topic, writable),
+                })
+            })
+            .collect()
     }
 }
 
@@ -181,19 +206,4 @@ async fn create(plugin: &PluginInfo, config: &ConnectorConfig, limits: &Instance
     let json = config.source.as_ref().map(|s| s.config.to_string()).unwrap_or_else(|| "{}".into());
     let created = SourceInstance::create(&plugin.plugin, &json, position, config.output(), labels, limits.clone()).await;
     created.map_err(|e| FaultInfo::of_create(&e, &plugin.label(), status))
-}
-
-/// The batch without the records the source itself failed (`None` when it failed none).
-fn without(batch: &InputBatch, failed: &[FailedRecord]) -> Option<InputBatch> {
-    if failed.is_empty() {
-        return None;
-    }
-    let mut builder = BatchBuilder::default();
-    for i in 0..input_len(batch) {
-        if !failed.iter().any(|f| f.origin as usize == i) {
-            let (record, headers) = input_record(batch, i);
-            builder.push(record, headers);
-        }
-    }
-    Some(builder.finish())
 }

@@ -33,7 +33,8 @@ pub enum ConnectorState {
 pub struct FaultInfo {
     /// A stable class: `plugin_config`, `plugin_unavailable`, `wrong_world`, `core_module`,
     /// `invalid_component`, `trap`, `timeout`, `memory_limit`, `output_limit`,
-    /// `host_capacity`, `invalid_output`, `record_error`, `kafka`.
+    /// `host_capacity`, `invalid_output`, `record_error`, `unreadable_record`,
+    /// `route_refused`, `config`, `kafka`, `panic`.
     pub class: String,
     /// What happened, for a person.
     pub message: String,
@@ -97,6 +98,9 @@ pub struct ConnectorStatus {
     pub topics: Vec<String>,
     /// Output topic (none for a sink).
     pub output_topic: Option<String>,
+    /// Other topics the connector's plugins may route records to (`routes`): with
+    /// `output_topic`, every topic it can write. Internal topics are never among them.
+    pub routes: Vec<String>,
     /// Why the connector failed, when it did.
     pub error: Option<FaultInfo>,
     /// Why the last attempt to switch plugin versions was refused, until one succeeds.
@@ -170,6 +174,11 @@ impl LiveStatus {
         *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) = Some(plugins);
     }
 
+    /// Forgets the resolved versions: the status shows the configured references again.
+    pub(crate) fn forget_plugins(&self) {
+        *self.plugins.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     /// The plugin versions of the current run.
     pub(crate) fn plugins(&self) -> Vec<String> {
         self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
@@ -178,6 +187,10 @@ impl LiveStatus {
     /// Records the outcome of a swap: `None` when it succeeded.
     pub(crate) fn set_swap_error(&self, error: Option<String>) {
         *self.swap_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     pub(crate) fn events(&self) -> &Events {
@@ -216,6 +229,7 @@ impl LiveStatus {
             plugins,
             topics: config.topics.iter().map(ToString::to_string).collect(),
             output_topic: config.output_topic.as_ref().map(ToString::to_string),
+            routes: config.routes.iter().map(ToString::to_string).collect(),
             error,
             swap_error: self.swap_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         }

@@ -1,7 +1,6 @@
 //! One supervisor per connector: builds its task (transform, source or sink), runs it, and
 //! restarts it after a failure as the connector's restart policy allows.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +10,7 @@ use turnpike_config::{ConnectorConfig, ConnectorKind, PluginRef, RestartPolicy};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{HttpGrant, InstanceLimits, PluginKind};
 
-use crate::chain::{Chain, Stage};
+use crate::chain::{Chain, ChainContext, Stage};
 use crate::events::EventKind;
 use crate::failures::ErrorPolicy;
 use crate::registry::{PluginInfo, PluginRegistry, RegistryError};
@@ -34,27 +33,36 @@ pub(crate) struct Shared {
 pub(crate) type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::watch::Receiver<SwapRequest>);
 
 /// Runs a connector until cancelled; restarts it after failures as its policy allows.
+///
+/// Each run is a task of its own, and its join result is checked: a run that panics (a bug
+/// in the host or a library it calls, never a plugin's doing) is a failure like any other,
+/// `FAILED` with class `panic` and an event, and the restart policy applies. Before this, a
+/// panic ended the supervisor silently while the status kept saying `RUNNING`.
 pub(crate) async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
     let name = config.name.to_string();
     let policy = config.restart.clone();
-    let window = Duration::from_secs(policy.window_s.get());
-    let mut failures: VecDeque<Instant> = VecDeque::new();
+    let mut budget = FailureBudget::new(Duration::from_secs(policy.window_s.get()));
     loop {
-        match build_task(&shared, &config, &status, &cancel, &controls) {
-            Ok(Task::Transform(task)) => task.run().await,
-            Ok(Task::Source(task)) => task.run().await,
-            Ok(Task::Sink(task)) => task.run().await,
-            Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
+        let run = {
+            let (shared, config, status, cancel, controls) = (shared.clone(), config.clone(), status.clone(), cancel.clone(), controls.clone());
+            tokio::spawn(async move {
+                match build_task(&shared, &config, &status, &cancel, &controls) {
+                    Ok(Task::Transform(task)) => task.run().await,
+                    Ok(Task::Source(task)) => task.run().await,
+                    Ok(Task::Sink(task)) => task.run().await,
+                    Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
+                }
+            })
+        };
+        if let Err(e) = run.await {
+            let fault = FaultInfo::new("panic", format!("the connector's task ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e)));
+            tracing::error!(connector = %name, error = %fault.message, "connector task panicked");
+            status.set(ConnectorState::Failed, Some(fault));
         }
         if cancel.is_cancelled() || status.state() != ConnectorState::Failed || !policy.enabled {
             return;
         }
-        let now = Instant::now();
-        failures.push_back(now);
-        while failures.front().is_some_and(|t| now.duration_since(*t) > window) {
-            failures.pop_front();
-        }
-        let attempt = failures.len() as u32;
+        let attempt = budget.record(Instant::now());
         if u64::from(attempt) >= policy.max_failures.get() {
             status.events().emit(&name, EventKind::GaveUp { failures: attempt, window_s: policy.window_s.get() });
             return;
@@ -69,6 +77,59 @@ pub(crate) async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, stat
                 return;
             }
         }
+    }
+}
+
+/// Runs a connector's supervisor and checks how it ended: if the supervisor itself panics
+/// (outside any run, which [`supervise`] already checks), the connector is `FAILED` with
+/// class `panic` and an event, never silently gone while showing `RUNNING`.
+pub(crate) async fn guarded(status: Arc<LiveStatus>, supervisor: impl std::future::Future<Output = ()> + Send + 'static) {
+    if let Err(e) = tokio::spawn(supervisor).await {
+        let message = format!("the connector's supervisor ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e));
+        tracing::error!(connector = %status.name(), error = %message, "connector supervisor panicked");
+        status.set(ConnectorState::Failed, Some(FaultInfo::new("panic", message)));
+    }
+}
+
+/// What a panicked or cancelled task's join error says, for a person.
+pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return "cancelled".into();
+    }
+    let payload = e.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// Counts failures towards giving up. A failure counts together with the ones before it as
+/// long as each came within `window` of the previous one; a run that lasts a whole window
+/// without failing starts the count again.
+///
+/// Why not "failures within the last `window`": a tiny backoff (`base_ms: 1`) then restarts
+/// faster than the window fills when `max_failures` is large, so the supervisor would never
+/// give up and would loop hot forever. Chained failures cannot be outrun.
+struct FailureBudget {
+    window: Duration,
+    last: Option<Instant>,
+    count: u32,
+}
+
+impl FailureBudget {
+    fn new(window: Duration) -> Self {
+        Self { window, last: None, count: 0 }
+    }
+
+    /// Records a failure at `now`; returns how many count, this one included.
+    fn record(&mut self, now: Instant) -> u32 {
+        if self.last.is_some_and(|last| now.duration_since(last) > self.window) {
+            self.count = 0;
+        }
+        self.last = Some(now);
+        self.count = self.count.saturating_add(1);
+        self.count
     }
 }
 
@@ -115,6 +176,9 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
 
 /// Resolves the connector's plugins and creates its Kafka clients.
 fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<Task, FaultInfo> {
+    // Until this run resolves them, the status shows the references as configured, so a run
+    // failing on a new version does not show the old one's label.
+    status.forget_plugins();
     let stages = config
         .transforms
         .iter()
@@ -122,7 +186,9 @@ fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus
         .collect::<Result<Vec<_>, FaultInfo>>()?;
     let kafka_fault = |e: KafkaError| FaultInfo { class: "kafka".into(), message: e.to_string() };
     let limits = instance_limits(config).map_err(|e| FaultInfo { class: "config".into(), message: format!("http.allow: {e}") })?;
-    let chain = Chain::new(stages, config.name.to_string(), limits.clone(), config.errors.clone(), status.clone());
+    let writable = config.writable_topics().into_iter().filter(|t| *t != shared.positions_topic).map(str::to_owned).collect();
+    let cx = ChainContext { connector: config.name.to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
+    let chain = Chain::new(stages, cx);
     let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
     let policy = ErrorPolicy::new(config, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
@@ -195,6 +261,25 @@ mod tests {
         let policy = RestartPolicy { jitter_percent: Ranged::constant(0), base_ms: Ranged::constant(100), max_ms: Ranged::constant(1_000), ..RestartPolicy::default() };
         let delays: Vec<u128> = (1..=6).map(|a| backoff(&policy, a).as_millis()).collect();
         assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+    }
+
+    #[test]
+    fn failures_in_quick_succession_exhaust_the_budget_even_with_a_tiny_backoff() {
+        // base_ms 1, max_failures 1000, window 1 s: a failure every 2 ms. Counting only the
+        // failures of the last second would never reach 1000 (500 fit in a second).
+        let mut budget = FailureBudget::new(Duration::from_secs(1));
+        let start = Instant::now();
+        let counts: Vec<u32> = (0..1000u64).map(|i| budget.record(start + Duration::from_millis(2 * i))).collect();
+        assert_eq!(counts.last(), Some(&1000));
+    }
+
+    #[test]
+    fn a_run_that_lasts_a_window_starts_the_count_again() {
+        let mut budget = FailureBudget::new(Duration::from_secs(10));
+        let start = Instant::now();
+        assert_eq!(budget.record(start), 1);
+        assert_eq!(budget.record(start + Duration::from_secs(5)), 2);
+        assert_eq!(budget.record(start + Duration::from_secs(16)), 1, "11 s without a failure");
     }
 
     #[test]

@@ -7,10 +7,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
-use turnpike_kafka::{Consumer, Offsets, OutgoingRecord, Producer};
-use turnpike_runtime::{BatchBuilder, OutputView, RecordRef};
+use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, Offsets, OutgoingRecord, Producer};
+use turnpike_runtime::{BatchBuilder, InputBatch, OutputView, RecordRef};
 
-use crate::chain::{Chain, ChainOutput};
+use crate::chain::{Chain, ChainError, ChainOutput};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
 use crate::failures::{ErrorPolicy, ReadFrom};
 use crate::status::{ConnectorState, FaultInfo, LiveStatus};
@@ -39,6 +39,22 @@ pub(crate) enum Exit {
     Failed(FaultInfo),
 }
 
+impl From<FaultInfo> for Exit {
+    fn from(fault: FaultInfo) -> Self {
+        Exit::Failed(fault)
+    }
+}
+
+impl From<ChainError> for Exit {
+    /// A chain stopped while retrying is a shutdown, not a failure.
+    fn from(e: ChainError) -> Self {
+        match e {
+            ChainError::Stopping => Exit::Shutdown,
+            other => Exit::Failed(FaultInfo::new(other.class(), other.to_string())),
+        }
+    }
+}
+
 /// How long shutdown waits for outstanding deliveries.
 pub(crate) const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -61,7 +77,7 @@ pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
 /// After the loop dropped its sender: waits for the producer to deliver what it holds and for
 /// the committer to await every in-flight delivery and save the progress they complete.
 pub(crate) async fn drain(producer: &Producer, committer: tokio::task::JoinHandle<()>, name: &str) {
-    if let Err(e) = producer.flush(FLUSH_TIMEOUT) {
+    if let Err(e) = producer.flush_off_thread(FLUSH_TIMEOUT).await {
         tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
     }
     if let Err(e) = committer.await {
@@ -103,8 +119,8 @@ impl ConnectorTask {
     }
 
     async fn consume(&mut self, tx: &mpsc::Sender<PendingBatch<Offsets>>, delivery_failed: &CancellationToken) -> Exit {
-        let max_records = self.config.batch.max_records.get() as usize;
-        let max_wait = Duration::from_millis(self.config.batch.max_wait_ms.get());
+        let limits = batch_limits(&self.config);
+        let max_records = limits.records;
         loop {
             self.apply_swap().await;
             if *self.paused.borrow() {
@@ -114,6 +130,7 @@ impl ConnectorTask {
             }
             let mut builder = BatchBuilder::with_capacity(max_records, 64 * 1024);
             let mut offsets = Offsets::default();
+            let mut unreadable = Vec::new();
             let (paused, swaps) = (&mut self.paused, &mut self.swaps);
             // A pause or a swap interrupts only an idle wait; a batch already started is
             // completed (on the plugin versions it started with).
@@ -132,40 +149,37 @@ impl ConnectorTask {
                 biased;
                 _ = self.cancel.cancelled() => return Exit::Shutdown,
                 _ = delivery_failed.cancelled() => return Exit::Shutdown,
-                n = self.consumer.fill(max_records, max_wait, |r| {
-                    offsets.done(r.topic(), r.partition(), r.offset());
-                    let record = RecordRef {
-                        key: r.key(), value: r.value(), timestamp: r.timestamp(),
-                        topic: r.topic(), partition: r.partition(), offset: r.offset(),
-                    };
-                    builder.push(record, r.headers());
-                }, pause_requested) => n,
+                n = self.consumer.fill(limits, |r| read_record(&r, &mut builder, &mut offsets, &mut unreadable), pause_requested) => n,
             };
             if read == 0 {
                 continue;
             }
             LiveStatus::add(&self.status.records_in, read as u64);
             let batch = builder.finish();
-            let output = match self.chain.run(&batch, false).await {
-                Ok(output) => output,
-                Err(e) => return Exit::Failed(FaultInfo { class: e.class().into(), message: e.to_string() }),
-            };
-            if let Some(fault) = self.policy.judge(&output.failed, &batch, ReadFrom::Kafka) {
-                return Exit::Failed(fault);
-            }
-            let mut deliveries = match produce(&self.producer, self.config.output(), &output).await {
-                Ok(d) => d,
-                Err(fault) => return Exit::Failed(fault),
-            };
-            match self.policy.dead_letter(&self.producer, &batch, &output.failed, ReadFrom::Kafka).await {
-                Ok(d) => deliveries.extend(d),
-                Err(fault) => return Exit::Failed(fault),
-            }
-            if tx.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
-                // The committer stopped: a delivery failed and it already said why.
-                return Exit::Shutdown;
+            match self.process(&batch, unreadable).await {
+                Ok(deliveries) => {
+                    if tx.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
+                        // The committer stopped: a delivery failed and it already said why.
+                        return Exit::Shutdown;
+                    }
+                }
+                Err(exit) => return exit,
             }
         }
+    }
+
+    /// One batch as read: unreadable records set aside, the rest through the chain, outputs
+    /// and dead letters handed to the producer.
+    async fn process(&mut self, read: &InputBatch, unreadable: Vec<(u32, String)>) -> Result<Vec<turnpike_kafka::Delivery>, Exit> {
+        let (readable, mut deliveries) = self.policy.set_aside_unreadable(&self.producer, read, unreadable).await?;
+        let batch = readable.as_ref().unwrap_or(read);
+        let output = self.chain.run(batch, false).await?;
+        if let Some(fault) = self.policy.judge(&output.failed, batch, ReadFrom::Kafka) {
+            return Err(fault.into());
+        }
+        deliveries.extend(produce(&self.producer, self.config.output(), &output).await?);
+        deliveries.extend(self.policy.dead_letter(&self.producer, batch, &output.failed, ReadFrom::Kafka).await?);
+        Ok(deliveries)
     }
 
     /// Holds the connector paused: fetching stops, instances and clients stay. Returns an exit
@@ -216,6 +230,25 @@ impl ConnectorTask {
             }
         }
     }
+}
+
+/// When a batch read from Kafka closes, from the connector's `batch` settings.
+pub(crate) fn batch_limits(config: &ConnectorConfig) -> BatchLimits {
+    let b = &config.batch;
+    BatchLimits { records: b.max_records.get() as usize, bytes: b.max_bytes.get() as usize, wait: Duration::from_millis(b.max_wait_ms.get()) }
+}
+
+/// Adds a consumed record to the batch being built and notes its offset. A record whose
+/// headers cannot be handed to a plugin as they are is added (with its keys made readable,
+/// for the dead-letter copy) and noted in `unreadable` with the reason.
+pub(crate) fn read_record(r: &ConsumedRecord<'_>, builder: &mut BatchBuilder, offsets: &mut Offsets, unreadable: &mut Vec<(u32, String)>) {
+    offsets.done(r.topic(), r.partition(), r.offset());
+    let headers = r.headers();
+    if let Some(why) = headers.problem {
+        unreadable.push((builder.len() as u32, why));
+    }
+    let record = RecordRef { key: r.key(), value: r.value(), timestamp: r.timestamp(), topic: r.topic(), partition: r.partition(), offset: r.offset() };
+    builder.push(record, headers.list.iter().map(|(k, v)| (k.as_ref(), *v)));
 }
 
 /// Hands every output to the producer. Takes no `&ConnectorTask`: the task holds wasmtime

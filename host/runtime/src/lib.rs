@@ -31,4 +31,5 @@ pub use source_batch::Polled;
 pub use engine::{EngineLimits, Runtime};
 pub use error::{CallError, CreateError, Fault, LoadError};
 pub use instance::{InstanceLimits, InstanceLabels, TransformInstance};
+pub use log::escape_control;
 pub use plugin::{digest, Plugin, PluginKind};

@@ -118,8 +118,10 @@ async fn without_a_grant_the_request_is_refused_and_the_error_says_why() {
     assert!(seen.lock().unwrap().is_empty(), "nothing reached the server");
 }
 
+/// An internal address is reached only by naming it, in the request and in one grant entry:
+/// a grant that names `127.0.0.1` does not also open every allowed name resolving there.
 #[tokio::test]
-async fn a_name_resolving_to_loopback_is_refused_unless_the_address_is_named() {
+async fn a_name_resolving_to_loopback_is_refused_even_when_the_address_is_named() {
     let (port, seen) = serve(200, "[]");
     let config = format!(r#"{{"url": "http://localhost:{port}/items"}}"#);
     let by_name = granted(&[&format!("localhost:{port}")]);
@@ -128,9 +130,15 @@ async fn a_name_resolving_to_loopback_is_refused_unless_the_address_is_named() {
     assert!(error.to_string().contains("resolves to internal address"), "{error}");
     assert!(seen.lock().unwrap().is_empty());
 
-    let named = granted(&[&format!("localhost:{port}"), "127.0.0.1", "::1"]);
-    let mut source = SourceInstance::create(&plugin("http-source"), &config, None, "out", labels(), named).await.expect("create");
-    let polled = source.poll(10).await.expect("allowed once the address is named");
+    let also_named = granted(&[&format!("localhost:{port}"), &format!("127.0.0.1:{port}"), &format!("[::1]:{port}")]);
+    let mut source = SourceInstance::create(&plugin("http-source"), &config, None, "out", labels(), also_named.clone()).await.expect("create");
+    let error = source.poll(10).await.expect_err("the name still may not reach the internal address");
+    assert!(error.to_string().contains("resolves to internal address"), "{error}");
+    assert!(seen.lock().unwrap().is_empty());
+
+    let by_address = format!(r#"{{"url": "http://127.0.0.1:{port}/items"}}"#);
+    let mut source = SourceInstance::create(&plugin("http-source"), &by_address, None, "out", labels(), also_named).await.expect("create");
+    let polled = source.poll(10).await.expect("allowed when the request names the granted address");
     assert_eq!(turnpike_runtime::input_len(&polled.batch), 0);
     assert_eq!(seen.lock().unwrap().len(), 1);
 }

@@ -3,16 +3,27 @@
 //! ```text
 //! <dir>/connectors/<name>.json        {"config": {…}, "lifecycle": "running" | "paused" | "stopped"}
 //! <dir>/plugins/<name>/<version>.wasm the uploaded component, as uploaded
+//! <dir>/plugins/<name>/<version>.meta.json {"seq": 3, "uploaded_at": 1700000000000}
 //! <dir>/compiled/<digest>-<engine>.cwasm compiled code, written and read only by the runtime
 //! ```
 //!
-//! Every write goes to a temporary file in the same directory, is flushed to disk, then
-//! renamed over the old file: a crash mid-write leaves the old file or the new one, never a
-//! mix, and never a half-written file under the real name.
+//! `seq` orders a plugin's versions by upload, so `@latest` means the same version after a
+//! restart as before it (`order.rs`); `uploaded_at` is milliseconds since the Unix epoch.
+//!
+//! Every write goes to a temporary file (`.tmp-*`) in the same directory, is flushed to
+//! disk, then renamed over the old file: a crash mid-write leaves the old file or the new
+//! one, never a mix, and never a half-written file under the real name.
+//!
+//! Names become file names. On a case-insensitive file system (macOS and Windows by
+//! default) two names differing only in case are one file; [`case_key`] lets the host refuse
+//! the second before it overwrites the first.
+
+mod order;
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use turnpike_config::{ConnectorConfig, PluginName};
@@ -61,10 +72,33 @@ struct SavedConnector {
     lifecycle: Lifecycle,
 }
 
+/// The prefix of the temporary files [`write_atomically`] leaves behind if interrupted.
+const TMP_PREFIX: &str = ".tmp-";
+
+/// The key under which a case-insensitive file system stores a connector name or a plugin
+/// version: two different names with the same key are one file there, so saving the second
+/// would silently overwrite the first (`Orders` and `orders`, `1.0-RC1` and `1.0-rc1`). The
+/// host refuses a new name whose key equals that of an existing, different name (see
+/// [`case_collision`]). Names are ASCII (`turnpike_config::names`), so ASCII lowercasing is
+/// exact; plugin names are lowercase already.
+pub fn case_key(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+/// The first of `existing` that is a different name from `name` but has the same
+/// [`case_key`]: the name a case-insensitive file system would confuse it with.
+pub fn case_collision<'a>(name: &str, existing: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let key = case_key(name);
+    existing.into_iter().find(|&other| other != name && case_key(other) == key)
+}
+
 /// Everything a state directory holds.
 #[derive(Debug, Default)]
 pub struct Saved {
-    /// `(name, version, component bytes, when it was saved)`.
+    /// `(name, version, component bytes, when it was uploaded)`, each plugin's versions in
+    /// upload order (oldest first), so the last one is what `@latest` named before the restart.
+    /// For a version saved without upload metadata (by an earlier host) the time is the
+    /// file's modification time.
     pub plugins: Vec<(PluginName, String, Vec<u8>, std::time::SystemTime)>,
     /// Connectors with their lifecycle.
     pub connectors: Vec<(ConnectorConfig, Lifecycle)>,
@@ -74,6 +108,9 @@ pub struct Saved {
 #[derive(Debug, Clone)]
 pub struct StateStore {
     dir: PathBuf,
+    /// Held while a plugin version is saved, so two uploads never take the same sequence
+    /// number (clones share it).
+    uploads: Arc<Mutex<()>>,
 }
 
 impl StateStore {
@@ -84,7 +121,7 @@ impl StateStore {
             let path = dir.join(sub);
             fs::create_dir_all(&path).map_err(io(&path))?;
         }
-        Ok(Self { dir })
+        Ok(Self { dir, uploads: Arc::default() })
     }
 
     /// Where the runtime keeps compiled plugins (only the host writes there).
@@ -113,31 +150,46 @@ impl StateStore {
         remove(&self.connector_path(name))
     }
 
-    /// Saves an uploaded component.
+    /// Whether a connector has a saved state file. On a case-insensitive file system this is
+    /// also true when a name with the same [`case_key`] is saved.
+    pub fn connector_saved(&self, name: &str) -> bool {
+        self.connector_path(name).is_file()
+    }
+
+    /// Saves an uploaded component as the plugin's newest version: saving an existing version
+    /// again moves it last, as registering it again does in the registry.
     pub fn save_plugin(&self, name: &PluginName, version: &str, bytes: &[u8]) -> Result<(), StateError> {
-        let path = self.plugin_path(name, version);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        write_atomically(&path, bytes)
+        let dir = self.dir.join("plugins").join(name.as_str());
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let _one_at_a_time = self.uploads.lock().unwrap_or_else(|p| p.into_inner());
+        // The metadata first: the component's rename is what makes the version exist, so a
+        // crash between the two leaves metadata of no version (ignored) rather than a version
+        // that has lost its place in the order.
+        order::save(&dir, version)?;
+        write_atomically(&self.plugin_path(name, version), bytes)
     }
 
-    /// Forgets an uploaded component.
+    /// Forgets an uploaded component and its upload metadata.
     pub fn remove_plugin(&self, name: &PluginName, version: &str) -> Result<(), StateError> {
-        remove(&self.plugin_path(name, version))
+        remove(&self.plugin_path(name, version))?;
+        // After the component, for the same reason as in `save_plugin`.
+        remove(&order::meta_path(&self.dir.join("plugins").join(name.as_str()), version))
     }
 
-    /// Reads everything back. Leftover temporary files from an interrupted write are ignored.
+    /// Reads everything back. Leftover temporary files (`.tmp-*`) from an interrupted write
+    /// are ignored; any other file that looks like state, a hidden one included, is loaded
+    /// or reported as corrupt, never silently dropped.
     pub fn load(&self) -> Result<Saved, StateError> {
         let mut saved = Saved::default();
         let plugins = self.dir.join("plugins");
         for dir in sorted_entries(&plugins)? {
+            if !dir.is_dir() {
+                continue;
+            }
             let Some(name) = dir.file_name().and_then(|n| n.to_str()).and_then(|n| PluginName::parse(n).ok()) else { continue };
-            for file in sorted_entries(&dir)? {
-                let Some(version) = file.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".wasm")) else { continue };
+            for (version, file, uploaded_at) in order::versions(&dir)? {
                 let bytes = fs::read(&file).map_err(io(&file))?;
-                let saved_at = fs::metadata(&file).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-                saved.plugins.push((name.clone(), version.to_owned(), bytes, saved_at));
+                saved.plugins.push((name.clone(), version, bytes, uploaded_at));
             }
         }
         let connectors = self.dir.join("connectors");
@@ -154,12 +206,14 @@ impl StateStore {
     }
 }
 
+/// A directory's entries by name, without leftover temporary files. Other hidden files are
+/// kept: earlier hosts accepted names starting with `.`, and skipping them lost that state.
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, StateError> {
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.')))
+        .filter(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(TMP_PREFIX)))
         .collect();
     entries.sort();
     Ok(entries)
@@ -176,7 +230,7 @@ fn remove(path: &Path) -> Result<(), StateError> {
 /// over `path` and flushes the directory, so the rename itself survives a crash.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(io(dir))?;
+    let mut tmp = tempfile::Builder::new().prefix(TMP_PREFIX).tempfile_in(dir).map_err(io(dir))?;
     tmp.write_all(bytes).map_err(io(path))?;
     tmp.as_file().sync_all().map_err(io(path))?;
     tmp.persist(path).map_err(|e| StateError::Io { path: path.to_owned(), source: e.error })?;
@@ -228,5 +282,44 @@ mod tests {
         fs::write(dir.path().join("connectors/bad.json"), b"{\"config\": {").unwrap();
         let err = store.load().unwrap_err().to_string();
         assert!(err.contains("bad.json"), "{err}");
+    }
+
+    #[test]
+    fn a_hidden_file_is_loaded_or_reported_never_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(dir.path()).unwrap();
+        // As an earlier host saved version `.hidden` and connector `.hidden`, which it accepted.
+        let plugin_dir = dir.path().join("plugins/mask");
+        fs::create_dir_all(&plugin_dir).unwrap();
+        fs::write(plugin_dir.join(".hidden.wasm"), b"bytes").unwrap();
+        fs::write(plugin_dir.join(".tmp-half"), b"by").unwrap();
+        let versions: Vec<_> = store.load().unwrap().plugins.into_iter().map(|(_, version, _, _)| version).collect();
+        assert_eq!(versions, [".hidden"]);
+
+        let mut hidden = serde_json::to_value(SavedConnector { config: connector("x"), lifecycle: Lifecycle::Running }).unwrap();
+        hidden["config"]["name"] = ".hidden".into();
+        fs::write(dir.path().join("connectors/.hidden.json"), serde_json::to_vec(&hidden).unwrap()).unwrap();
+        let err = store.load().unwrap_err().to_string();
+        assert!(err.contains(".hidden.json"), "a connector no longer valid is reported, not dropped: {err}");
+    }
+
+    #[test]
+    fn names_one_case_insensitive_file_system_would_merge_share_a_case_key() {
+        assert_eq!(case_key("Orders"), case_key("orders"));
+        assert_eq!(case_key("1.0-RC1"), case_key("1.0-rc1"));
+        assert_ne!(case_key("orders"), case_key("orders2"));
+        assert_eq!(case_collision("orders", ["Orders", "other"]), Some("Orders"));
+        assert_eq!(case_collision("orders", ["orders", "other"]), None, "the same name is no collision");
+    }
+
+    #[test]
+    fn connector_saved_says_whether_its_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::open(dir.path()).unwrap();
+        assert!(!store.connector_saved("one"));
+        store.save_connector(&connector("one"), Lifecycle::Running).unwrap();
+        assert!(store.connector_saved("one"));
+        store.remove_connector("one").unwrap();
+        assert!(!store.connector_saved("one"));
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! wasmtime's default sender connects to whatever the guest names. Here every request goes
 //! through [`GuardedHooks::send_request`]: the host must be on the connector's allowlist, its
-//! name is resolved once by the host, internal addresses are dropped unless the grant names
-//! them, and the connection is made to the checked address itself (so DNS cannot change
-//! between check and connect). Timeouts are clamped. A refusal reaches the plugin as an
+//! name is resolved once by the host, internal addresses are dropped (an internal address is
+//! reached only by a request to that address itself, allowed by an entry naming it), and the
+//! connection is made to the checked address itself (so DNS cannot change between check and
+//! connect). Timeouts are clamped, and bound every wait: connect and handshakes, the
+//! response head, and each gap in the response body. A refusal reaches the plugin as an
 //! `error-code`, never a trap, and is remembered so the connector's error can say why.
 
 mod grant;

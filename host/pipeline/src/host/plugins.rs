@@ -1,0 +1,186 @@
+//! The plugin catalogue: loading, uploading and deleting plugin versions, and the expensive
+//! checks that run plugins without a connector (validation, dry runs), each bounded.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem};
+use turnpike_runtime::LoadError;
+
+use super::{Host, HostError};
+use crate::dry_run::{DryRunResult, SampleRecord};
+use crate::registry::{BrokenPlugin, PluginInfo, RegistryError};
+
+impl Host {
+    /// Compiles a component (on a blocking thread) and registers it as `name@version`. A
+    /// component that fails to load is registered as broken, so connectors using it fail
+    /// with the reason, and the error is returned. For plugins the host is given (built-ins,
+    /// files, the state directory); uploads go through [`Host::upload_plugin`].
+    pub async fn load_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<PluginInfo, HostError> {
+        self.load_plugin_at(name, version, bytes, SystemTime::now(), true).await
+    }
+
+    pub(super) async fn load_plugin_at(&self, name: PluginName, version: String, bytes: Vec<u8>, uploaded_at: SystemTime, register_broken: bool) -> Result<PluginInfo, HostError> {
+        let label = format!("{name}@{version}");
+        match self.compile(bytes).await {
+            Ok(plugin) => Ok(self.register(PluginInfo { name, version, plugin, uploaded_at })),
+            Err(source) => {
+                tracing::error!(plugin = %label, class = source.class(), error = %source, "plugin could not be loaded");
+                if register_broken {
+                    let broken = BrokenPlugin { version, class: source.class(), reason: source.to_string() };
+                    self.registry().register_broken(name, broken);
+                }
+                Err(HostError::Load { name: label, source })
+            }
+        }
+    }
+
+    /// Compiles (or reads from the compiled cache) on a blocking thread.
+    async fn compile(&self, bytes: Vec<u8>) -> Result<turnpike_runtime::Plugin, LoadError> {
+        let runtime = self.runtime.clone();
+        let cache = self.store.as_ref().map(turnpike_state::StateStore::compiled_dir);
+        let started = Instant::now();
+        let loaded = tokio::task::spawn_blocking(move || runtime.load_cached(&bytes, cache.as_deref()))
+            .await
+            .unwrap_or_else(|e| Err(LoadError::Engine(format!("compile task: {e}"))));
+        tracing::debug!(load_ms = started.elapsed().as_millis() as u64, ok = loaded.is_ok(), "plugin compiled");
+        loaded
+    }
+
+    fn register(&self, info: PluginInfo) -> PluginInfo {
+        tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), "plugin registered");
+        self.registry().register(info.clone());
+        info
+    }
+
+    /// Uploads a component as `name@version`. The same bytes again are accepted without
+    /// change (`Ok(false)`; saved again if the last save failed); other bytes under an
+    /// existing version are refused. A component that does not load is refused and not
+    /// registered, so it can never become `name@latest`. The version is reserved (one upload
+    /// of a plugin at a time) from the check to the save, and saved before it is
+    /// registered: a failed save changes nothing.
+    pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<(PluginInfo, bool), HostError> {
+        let lock = self.plugin_locks.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default().clone();
+        let _one_upload_per_plugin = lock.lock_owned().await;
+        let reference = PluginRef { name: name.clone(), version: Some(version.clone()) };
+        let label = format!("{name}@{version}");
+        if let Ok(existing) = self.registry().resolve(&reference) {
+            if existing.plugin.digest() != turnpike_runtime::digest(&bytes) {
+                return Err(HostError::VersionExists(existing.label()));
+            }
+            let unsaved = self.unsaved_plugins.lock().unwrap_or_else(|p| p.into_inner()).contains(&label);
+            if let (true, Some(store)) = (unsaved, &self.store) {
+                store.save_plugin(&name, &version, &bytes).map_err(HostError::NotSaved)?;
+                self.unsaved_plugins.lock().unwrap_or_else(|p| p.into_inner()).remove(&label);
+            }
+            return Ok((existing, false));
+        }
+        let versions: Vec<String> = self.registry().list().iter().filter(|p| p.name == name).map(|p| p.version.clone()).collect();
+        if let Some(other) = turnpike_state::case_collision(&version, versions.iter().map(String::as_str)) {
+            return Err(HostError::Invalid(vec![Problem::new("version", format!("{version:?} differs from the existing version {other:?} only in case; choose another version"))]));
+        }
+        let max = self.sandbox.max_plugin_versions.get();
+        if self.registry().list().len() as u64 >= max {
+            return Err(HostError::Full(format!("the host already has {max} plugin versions, its maximum (sandbox.max_plugin_versions); delete unused ones first")));
+        }
+        let compiling = permit(&self.compiles, "uploads are being compiled", "sandbox.max_concurrent_compiles")?;
+        let plugin = match self.compile(bytes.clone()).await {
+            Ok(plugin) => plugin,
+            Err(source) => {
+                tracing::warn!(plugin = %label, class = source.class(), error = %source, "upload refused: the component does not load");
+                return Err(HostError::Load { name: label, source });
+            }
+        };
+        drop(compiling);
+        if let Some(store) = &self.store {
+            store.save_plugin(&name, &version, &bytes).map_err(HostError::NotSaved)?;
+        }
+        let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at: SystemTime::now() });
+        self.follow_latest(&name).await;
+        Ok((info, true))
+    }
+
+    /// Connectors whose current run uses `name@version`, or whose config names that version.
+    pub fn plugin_users(&self, name: &PluginName, version: &str) -> Vec<String> {
+        let label = format!("{name}@{version}");
+        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        connectors
+            .values()
+            .filter(|r| {
+                r.status.plugins().contains(&label)
+                    || r.config.plugin_refs().iter().any(|(_, p)| p.name == *name && p.version.as_deref() == Some(version))
+            })
+            .map(|r| r.config.name.to_string())
+            .collect()
+    }
+
+    /// Deletes a plugin version that no connector uses: its saved file first (if that fails,
+    /// nothing changed), then the registry entry, then its compiled code once no other
+    /// version has the same bytes.
+    pub fn delete_plugin(&self, name: &PluginName, version: &str) -> Result<(), HostError> {
+        let users = self.plugin_users(name, version);
+        if !users.is_empty() {
+            return Err(HostError::InUse { plugin: format!("{name}@{version}"), connectors: users });
+        }
+        let reference = PluginRef { name: name.clone(), version: Some(version.to_owned()) };
+        let digest = match self.registry().resolve(&reference) {
+            Ok(info) => Some(info.plugin.digest().to_owned()),
+            Err(RegistryError::Broken { .. }) => None,
+            Err(_) => return Err(HostError::Plugin(RegistryError::UnknownVersion { name: name.to_string(), version: version.to_owned(), known: String::new() })),
+        };
+        if let Some(store) = &self.store {
+            store.remove_plugin(name, version).map_err(HostError::NotSaved)?;
+        }
+        self.registry().remove(name, version);
+        let still_used = |d: &str| self.registry().list().iter().any(|p| p.plugin.digest() == d);
+        if let (Some(digest), Some(store)) = (digest, &self.store) {
+            if !still_used(&digest) {
+                prune_compiled(&store.compiled_dir(), &digest);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a connector without creating or changing anything: its rules, the operator's
+    /// maxima, that every plugin resolves, and that every plugin accepts its configuration
+    /// (each plugin's `create` runs in a fresh instance). Every problem is returned at once;
+    /// on success, the plugin versions it would run.
+    pub async fn validate_connector(&self, config: &ConnectorConfig) -> Result<Vec<String>, HostError> {
+        let mut problems = self.rule_problems(config);
+        let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
+        let (labels, plugin_problems) = crate::validation::check_plugins(self.registry(), config).await;
+        problems.extend(plugin_problems);
+        if problems.is_empty() {
+            Ok(labels)
+        } else {
+            Err(HostError::Invalid(problems))
+        }
+    }
+
+    /// Runs a transform plugin on sample records, in a fresh instance, with no broker.
+    pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, HostError> {
+        let info = self.registry().resolve(plugin)?;
+        let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
+        Ok(crate::dry_run::dry_run(&info, config, samples).await?)
+    }
+}
+
+/// A slot for an expensive operation, or `Busy` at once (never a queue that starves the
+/// running connectors).
+fn permit(slots: &Arc<Semaphore>, what: &str, setting: &str) -> Result<OwnedSemaphorePermit, HostError> {
+    slots.clone().try_acquire_owned().map_err(|_| HostError::Busy(format!("too many {what} at once (the limit is {setting}); try again shortly")))
+}
+
+/// Removes the compiled artefacts of `digest` (one per engine configuration).
+fn prune_compiled(dir: &std::path::Path, digest: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let file = entry.file_name();
+        if file.to_str().is_some_and(|f| f.starts_with(&format!("{digest}-")) && f.ends_with(".cwasm")) {
+            if let Err(e) = std::fs::remove_file(entry.path()) {
+                tracing::warn!(file = %entry.path().display(), error = %e, "could not remove compiled plugin code");
+            }
+        }
+    }
+}

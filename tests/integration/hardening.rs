@@ -1,0 +1,124 @@
+//! The host keeps its promises against hostile input, on real Kafka: a record whose header key
+//! is not UTF-8 goes through the error policy instead of killing the connector silently, and
+//! a plugin cannot route records to a topic its connector was not granted.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::json;
+use turnpike_tests::*;
+
+fn good(from: usize, to: usize) -> Vec<(String, String)> {
+    (from..to).map(|i| (format!("k{i}"), format!(r#"{{"n":{i}}}"#))).collect()
+}
+
+/// Ten good records, one whose header key is the bytes `ff fe 62 61 64` (offset 10), ten more.
+async fn produce_with_poison(topic: &str) -> anyhow::Result<()> {
+    let producer = producer()?;
+    produce(&producer, topic, &good(0, 10)).await?;
+    produce_with_raw_header_key(&producer, topic, br#"{"n":"poison"}"#, b"\xff\xfebad", b"v")?;
+    produce(&producer, topic, &good(10, 20)).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_header_key_that_is_not_utf8_is_dead_lettered_and_the_rest_flow() -> anyhow::Result<()> {
+    let (topic, dlq) = (unique("poison-hdr-in"), unique("poison-hdr-dlq"));
+    create_topic(&topic, 1).await?;
+    produce_with_poison(&topic).await?;
+    let connector = format!(
+        "- name: hdr\n  topics: [{topic}]\n  output_topic: {topic}-out\n  errors: {{ tolerance: all, dead_letter_topic: {dlq} }}\n  transforms:\n    - plugin: identity\n"
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-poison-hdr"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    host.wait_state("hdr", "RUNNING", Duration::from_secs(120))?;
+
+    let out = consume_until(&format!("{topic}-out"), Duration::from_secs(60), |got| got.len() >= 20).await?;
+    assert_eq!(distinct_and_duplicates(&out).0, 20, "every good record passes; log:\n{}", host.log_text());
+    let dead = read_with_headers(&dlq, 1, Duration::from_secs(60)).await?;
+    assert_eq!(dead.len(), 1, "log:\n{}", host.log_text());
+    let headers: &HashMap<String, String> = &dead[0].headers;
+    assert_eq!(dead[0].value, r#"{"n":"poison"}"#);
+    assert_eq!(headers["turnpike.error.stage"], "read");
+    assert_eq!(headers["turnpike.error.class"], "unreadable_record");
+    assert_eq!(headers["turnpike.error.offset"], "10");
+    assert!(headers["turnpike.error.message"].contains("not valid UTF-8"), "{headers:?}");
+
+    let status = wait_until("the poison counted", Duration::from_secs(30), || {
+        let (_, s) = host.get("/v1/connectors/hdr")?;
+        Ok((s["records_dead_lettered"] == 1).then_some(s))
+    })?;
+    assert_eq!(status["state"], "RUNNING", "{status}");
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_header_key_that_is_not_utf8_fails_the_connector_naming_its_offset_every_time() -> anyhow::Result<()> {
+    let topic = unique("poison-hdr-none");
+    create_topic(&topic, 1).await?;
+    produce_with_poison(&topic).await?;
+    let connector = format!(
+        "- name: strict\n  topics: [{topic}]\n  output_topic: {topic}-out\n  restart: {{ enabled: false }}\n  transforms:\n    - plugin: identity\n"
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-poison-strict"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    let failed = host.wait_state("strict", "FAILED", Duration::from_secs(120))?;
+    let error = failed["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains(&format!("{topic}/0@10")) && error.contains("not valid UTF-8"), "{failed}");
+    assert_eq!(failed["error"]["class"], "unreadable_record");
+
+    // A restart reads the same record again and fails again: never RUNNING with a stuck count.
+    let mut events = event_stream(&host.admin)?;
+    assert_eq!(http_json(&host.admin, "POST", "/v1/connectors/strict/restart", &json!({}))?.0, 202);
+    let mut seen_failed = false;
+    for _ in 0..200 {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut events, &mut line)? == 0 {
+            break;
+        }
+        if line.contains("state_changed") && line.contains("FAILED") && line.contains("@10") {
+            seen_failed = true;
+            break;
+        }
+    }
+    assert!(seen_failed, "a FAILED event naming the offset after the restart; log:\n{}", host.log_text());
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_routes_only_to_the_topics_its_connector_may_write() -> anyhow::Result<()> {
+    let (topic, granted, dlq) = (unique("route-in"), unique("route-granted"), unique("route-dlq"));
+    create_topic(&topic, 1).await?;
+    produce(&producer()?, &topic, &good(0, 5)).await?;
+    let dir = std::env::temp_dir().join(unique("turnpike-route"));
+    let host = HostProcess::start(&dir, &bare_host_config())?;
+    wait_healthy(&host)?;
+    assert_eq!(upload_plugin(&host.admin, "tagger", "1.0.0", &fixture("tagger")?)?.0, 201);
+
+    // Naming the internal positions topic as a route is refused outright.
+    let internal = json!({ "topics": [topic], "output_topic": format!("{topic}-out"), "routes": ["turnpike-source-positions"],
+        "transforms": [{ "plugin": "tagger@1.0.0" }] });
+    let (code, body) = http_json(&host.admin, "PUT", "/v1/connectors/forge", &internal)?;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.to_string().contains("connector.routes[0]"), "{body}");
+
+    // A plugin routing to the positions topic (not granted) has every record refused.
+    let forging = json!({ "topics": [topic], "output_topic": format!("{topic}-out"),
+        "errors": { "tolerance": "all", "dead_letter_topic": dlq },
+        "transforms": [{ "plugin": "tagger@1.0.0", "config": { "route_to": "turnpike-source-positions" } }] });
+    assert_eq!(http_json(&host.admin, "PUT", "/v1/connectors/forger", &forging)?.0, 201);
+    let dead = read_with_headers(&dlq, 5, Duration::from_secs(60)).await?;
+    assert_eq!(dead.len(), 5, "log:\n{}", host.log_text());
+    assert!(dead.iter().all(|d| d.headers["turnpike.error.class"] == "route_refused"), "{dead:?}");
+
+    // A granted route is written to.
+    let routed = json!({ "topics": [topic], "output_topic": format!("{topic}-out"), "routes": [granted],
+        "transforms": [{ "plugin": "tagger@1.0.0", "config": { "route_to": granted } }] });
+    let (code, body) = http_json(&host.admin, "PUT", "/v1/connectors/router", &routed)?;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["routes"], json!([granted]), "routes are shown in the status");
+    let out = consume_until(&granted, Duration::from_secs(60), |got| got.len() >= 5).await?;
+    assert_eq!(distinct_and_duplicates(&out).0, 5);
+    Ok(())
+}
