@@ -16,7 +16,7 @@ fn good(from: usize, to: usize) -> Vec<(String, String)> {
 async fn produce_with_poison(topic: &str) -> anyhow::Result<()> {
     let producer = producer()?;
     produce(&producer, topic, &good(0, 10)).await?;
-    produce_with_raw_header_key(&producer, topic, br#"{"n":"poison"}"#, b"\xff\xfebad", b"v")?;
+    produce_with_raw_header_key(topic, br#"{"n":"poison"}"#, b"\xff\xfebad", b"v")?;
     produce(&producer, topic, &good(10, 20)).await
 }
 

@@ -9,11 +9,15 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use rdkafka::bindings as rd;
-use rdkafka::producer::{FutureProducer, Producer};
+use rdkafka::config::ClientConfig;
+use rdkafka::producer::{BaseProducer, Producer};
 
 /// Produces one record with `value` to `topic` whose only header has the raw key `key`
 /// (which may be any bytes but NUL) and value `header_value`, and waits for it to be sent.
-pub fn produce_with_raw_header_key(producer: &FutureProducer, topic: &str, value: &[u8], key: &[u8], header_value: &[u8]) -> Result<()> {
+/// Its own producer: a record produced behind rdkafka's back carries no delivery opaque,
+/// which only the default (unit) delivery context accepts.
+pub fn produce_with_raw_header_key(topic: &str, value: &[u8], key: &[u8], header_value: &[u8]) -> Result<()> {
+    let producer: BaseProducer = ClientConfig::new().set("bootstrap.servers", crate::bootstrap()).create()?;
     let topic = CString::new(topic)?;
     let key = CString::new(key)?;
     let mut vus = [
@@ -39,5 +43,8 @@ pub fn produce_with_raw_header_key(producer: &FutureProducer, topic: &str, value
         bail!("librdkafka refused to produce the poison record");
     }
     producer.flush(Duration::from_secs(30))?;
+    if producer.in_flight_count() > 0 {
+        bail!("the poison record was not delivered");
+    }
     Ok(())
 }
