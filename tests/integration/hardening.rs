@@ -122,3 +122,39 @@ async fn a_plugin_routes_only_to_the_topics_its_connector_may_write() -> anyhow:
     assert_eq!(distinct_and_duplicates(&out).0, 5);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_retrying_connector_neither_waits_out_its_retries_nor_blocks_another() -> anyhow::Result<()> {
+    let (slow_in, other_in) = (unique("slowstop-in"), unique("slowstop-other"));
+    create_topic(&slow_in, 1).await?;
+    create_topic(&other_in, 1).await?;
+    produce(&producer()?, &slow_in, &good(0, 3)).await?;
+    let dir = std::env::temp_dir().join(unique("turnpike-slowstop"));
+    let host = HostProcess::start(&dir, &bare_host_config())?;
+    wait_healthy(&host)?;
+    // Port 1 refuses connections: the sink retries for up to two minutes.
+    let slow = json!({ "topics": [slow_in], "http": { "allow": ["127.0.0.1:1"] },
+        "sink": { "plugin": "http-sink", "config": { "url": "http://127.0.0.1:1/" } },
+        "errors": { "retry_timeout_ms": 120_000, "retry_max_delay_ms": 1_000 }, "restart": { "enabled": false } });
+    assert_eq!(http_json(&host.admin, "PUT", "/v1/connectors/slowstop", &slow)?.0, 201);
+    let other = json!({ "topics": [other_in], "output_topic": format!("{other_in}-out"), "transforms": [{ "plugin": "identity" }] });
+    assert_eq!(http_json(&host.admin, "PUT", "/v1/connectors/other", &other)?.0, 201);
+    wait_until("the sink retrying", Duration::from_secs(60), || {
+        let (_, s) = host.get("/v1/connectors/slowstop")?;
+        Ok((s["retries"].as_u64() >= Some(2)).then_some(()))
+    })?;
+    wait_until("the other connector running", Duration::from_secs(60), || Ok((host.get("/v1/connectors/other")?.1["state"] == "RUNNING").then_some(())))?;
+
+    let admin = host.admin.clone();
+    let started = std::time::Instant::now();
+    let delete = std::thread::spawn(move || http(&admin, "DELETE", "/v1/connectors/slowstop").map(|r| (r.0, started.elapsed())));
+    let (code, _) = http_json(&host.admin, "POST", "/v1/connectors/other/pause", &json!({}))?;
+    let paused_after = started.elapsed();
+    let (deleted, deleted_after) = delete.join().expect("delete thread")?;
+    assert_eq!((code, deleted), (202, 204));
+    // Before: the delete waited out the retry budget (two minutes here) while holding a
+    // host-wide lock, and the pause waited behind it.
+    assert!(deleted_after < Duration::from_secs(30), "the delete took {deleted_after:?}");
+    assert!(paused_after < Duration::from_secs(30), "the unrelated pause took {paused_after:?}");
+    Ok(())
+}

@@ -17,6 +17,8 @@ pub struct Received {
     pub headers: Vec<(String, String)>,
     /// The body (de-chunked).
     pub body: Vec<u8>,
+    /// The status the server answered it with.
+    pub status: u16,
 }
 
 impl Received {
@@ -110,8 +112,9 @@ fn serve_one(stream: TcpStream, kept: &Mutex<Vec<Received>>, handler: &Handler) 
             body.extend_from_slice(&chunk[..n]);
         }
     }
-    let request = Received { method, target, headers, body };
+    let mut request = Received { method, target, headers, body, status: 0 };
     let (status, answer_headers, answer_body) = handler(&request);
+    request.status = status;
     kept.lock().unwrap_or_else(|p| p.into_inner()).push(request);
     let mut out = stream;
     let mut head = format!("HTTP/1.1 {status} Test\r\ncontent-length: {}\r\nconnection: close\r\n", answer_body.len());

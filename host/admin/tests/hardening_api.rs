@@ -272,3 +272,21 @@ async fn the_host_refuses_connectors_past_its_capacity_and_prunes_deleted_code()
     assert_eq!(send(&app, Request::delete("/v1/plugins/pii-mask/1.0.0").body(Body::empty()).unwrap()).await.0, StatusCode::NO_CONTENT);
     assert_eq!(compiled(dir.path()), 0, "deleting the last version with those bytes removes their compiled code");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_half_sent_request_head_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = host_with(SandboxConfig::default(), None);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let limits = turnpike_admin::ServeLimits { header_read_timeout: Duration::from_secs(1), max_connections: 4 };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(turnpike_admin::serve(listener, app(&host), limits, stop.clone()));
+    let mut slow = tokio::net::TcpStream::connect(address).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(20), slow.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the server still holds a connection whose head never finished");
+    stop.cancel();
+    tokio::time::timeout(Duration::from_secs(20), server).await.expect("the server stops").unwrap();
+}

@@ -263,6 +263,23 @@ mod tests {
         assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
     }
 
+    #[tokio::test]
+    async fn a_panicking_supervisor_leaves_the_connector_failed_with_an_event() {
+        let events = Arc::new(crate::events::Events::default());
+        let mut seen = events.subscribe();
+        let status = Arc::new(LiveStatus::new("c", events.clone()));
+        status.set(ConnectorState::Running, None);
+        guarded(status.clone(), async { panic!("a bug") }).await;
+        assert_eq!(status.state(), ConnectorState::Failed);
+        let failed = loop {
+            match seen.recv().await.expect("events").kind {
+                EventKind::StateChanged { state: ConnectorState::Failed, error } => break error,
+                _ => continue,
+            }
+        };
+        assert!(failed.is_some_and(|e| e.starts_with("panic: ") && e.contains("a bug")));
+    }
+
     #[test]
     fn failures_in_quick_succession_exhaust_the_budget_even_with_a_tiny_backoff() {
         // base_ms 1, max_failures 1000, window 1 s: a failure every 2 ms. Counting only the

@@ -184,3 +184,18 @@ fn prune_compiled(dir: &std::path::Path, digest: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expensive_operation_past_its_slots_is_busy_at_once() {
+        let slots = Arc::new(Semaphore::new(1));
+        let held = permit(&slots, "checks", "sandbox.max_concurrent_checks").expect("the first gets its slot");
+        let refused = permit(&slots, "checks", "sandbox.max_concurrent_checks").unwrap_err();
+        assert!(matches!(&refused, HostError::Busy(m) if m.contains("sandbox.max_concurrent_checks")), "{refused}");
+        drop(held);
+        assert!(permit(&slots, "checks", "sandbox.max_concurrent_checks").is_ok());
+    }
+}
