@@ -75,7 +75,7 @@ impl Guard {
 
     fn host_allowed(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
-        if self.hosts.iter().any(|h| *h == host) {
+        if self.hosts.contains(&host) {
             return true;
         }
         // A configured name without a port matches that name on any port.
@@ -130,13 +130,13 @@ impl Guard {
 /// Routes whose body is JSON: connector definitions, validations, offset resets, dry runs.
 fn takes_json(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    match (method, segments.as_slice()) {
-        (&Method::PUT, ["v1", "connectors", _]) => true,
-        (&Method::POST, ["v1", "connectors", _, "validate"]) => true,
-        (&Method::POST, ["v1", "connectors", _, "offsets", "reset"]) => true,
-        (&Method::POST, ["v1", "plugins", _, _, "test"]) => true,
-        _ => false,
-    }
+    matches!(
+        (method, segments.as_slice()),
+        (&Method::PUT, ["v1", "connectors", _])
+            | (&Method::POST, ["v1", "connectors", _, "validate"])
+            | (&Method::POST, ["v1", "connectors", _, "offsets", "reset"])
+            | (&Method::POST, ["v1", "plugins", _, _, "test"])
+    )
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

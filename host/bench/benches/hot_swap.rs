@@ -53,7 +53,7 @@ async fn run() -> anyhow::Result<()> {
         tokio::spawn(async move {
             loop {
                 let mut n = 0;
-                consumer.fill(10_000, Duration::from_millis(1), |_| n += 1, std::future::pending()).await;
+                consumer.fill(turnpike_kafka::BatchLimits { records: 10_000, bytes: usize::MAX, wait: Duration::from_millis(1) }, |_| n += 1, std::future::pending()).await;
                 let now = Instant::now();
                 arrivals.lock().unwrap_or_else(|p| p.into_inner()).extend(std::iter::repeat_n(now, n));
             }
