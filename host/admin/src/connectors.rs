@@ -83,7 +83,7 @@ fn config_error(e: ConfigError) -> ApiError {
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let config = parse_body(&host, &name, &body, true)?;
-    let applied = host.put_connector(config).await?;
+    let applied = detached(&host, move |h| async move { h.put_connector(config).await }).await?;
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
     let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
     answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
@@ -111,7 +111,12 @@ fn parse_body(host: &Host, name: &str, body: &[u8], check: bool) -> Result<Conne
     }
     if let Some((stored, _)) = host.connector(name) {
         let stored = serde_json::to_value(&stored).unwrap_or_default();
-        crate::redact::keep_stored_secrets(&mut document, &stored);
+        // A stored secret is only kept for the destinations it was given for: a body that
+        // changes where data goes (URLs, the HTTP grant, the plugins) must send it again, or
+        // anyone who may PUT could send the stored token to a host of their choosing.
+        if same_destinations(&document, &stored) {
+            crate::redact::keep_stored_secrets(&mut document, &stored);
+        }
     }
     let left = crate::redact::markers_left(&document);
     if !left.is_empty() {
@@ -127,6 +132,33 @@ fn parse_body(host: &Host, name: &str, body: &[u8], check: bool) -> Result<Conne
     parsed.map_err(config_error)
 }
 
+/// Whether two connector documents send data to the same places: the same HTTP grant, the
+/// same plugins, and the same URLs (compared as `GET` shows them).
+fn same_destinations(incoming: &serde_json::Value, stored: &serde_json::Value) -> bool {
+    fn urls(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) if s.contains("://") => out.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|i| urls(i, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|i| urls(i, out)),
+            _ => {}
+        }
+    }
+    fn plugins(v: &serde_json::Value) -> Vec<serde_json::Value> {
+        let steps = v["transforms"].as_array().cloned().unwrap_or_default();
+        let mut refs: Vec<_> = steps.iter().map(|t| t["plugin"].clone()).collect();
+        refs.extend([v["source"]["plugin"].clone(), v["sink"]["plugin"].clone()]);
+        refs
+    }
+    let mut shown = stored.clone();
+    crate::redact::redact(&mut shown);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    urls(incoming, &mut a);
+    urls(&shown, &mut b);
+    a.sort();
+    b.sort();
+    incoming.get("http") == stored.get("http") && plugins(incoming) == plugins(stored) && a == b
+}
+
 /// `POST /v1/connectors/{name}/validate` with a connector as for `PUT`: checks everything
 /// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
 #[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
@@ -139,7 +171,8 @@ pub async fn validate(State(host): State<Arc<Host>>, Path(name): Path<String>, b
 /// `DELETE /v1/connectors/{name}`.
 #[utoipa::path(delete, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 204), (status = 404, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    host.delete_connector(&name).await.map_err(|e| lifecycle_error(e, &name))?;
+    let n = name.clone();
+    detached(&host, move |h| async move { h.delete_connector(&n).await }).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -151,12 +184,30 @@ fn lifecycle_error(e: HostError, name: &str) -> ApiError {
     }
 }
 
-async fn lifecycle(host: &Host, name: &str, action: &str) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
-    let done = match action {
-        "pause" => host.pause(name).await,
-        "resume" => host.resume(name).await,
-        _ => host.stop(name).await,
-    };
+/// Runs a host operation as a task of its own: a client that disconnects, or a request that
+/// times out, must not cut a lifecycle change in half (a connector halted but not started
+/// again, a swap published but never withdrawn). The answer is lost then; the change is not.
+pub(crate) async fn detached<T, F>(host: &Arc<Host>, op: impl FnOnce(Arc<Host>) -> F) -> Result<T, HostError>
+where
+    F: std::future::Future<Output = Result<T, HostError>> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::spawn(op(host.clone())).await {
+        Ok(done) => done,
+        Err(e) => Err(HostError::State(format!("the operation ended abnormally: {e}"))),
+    }
+}
+
+async fn lifecycle(host: &Arc<Host>, name: &str, action: &'static str) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
+    let n = name.to_owned();
+    let done = detached(host, move |h| async move {
+        match action {
+            "pause" => h.pause(&n).await,
+            "resume" => h.resume(&n).await,
+            _ => h.stop(&n).await,
+        }
+    })
+    .await;
     done.map_err(|e| lifecycle_error(e, name))?;
     Ok((StatusCode::ACCEPTED, Json(view(host, name)?)))
 }
@@ -231,7 +282,8 @@ pub async fn reset_offsets(
         (None, None, Some(list)) if !list.is_empty() => ResetTo::Explicit(list.into_iter().map(|p| (p.topic, p.partition, p.offset)).collect()),
         _ => return Err(bad("give exactly one of: `to` (`earliest` or `latest`), `timestamp` (ms), `offsets` (a non-empty list)")),
     };
-    let targets = host.reset_offsets(&name, to).await.map_err(|e| lifecycle_error(e, &name))?;
+    let n = name.clone();
+    let targets = detached(&host, move |h| async move { h.reset_offsets(&n, to).await }).await.map_err(|e| lifecycle_error(e, &name))?;
     let partitions: Vec<PartitionOffset> = targets.into_iter().map(|(topic, partition, offset)| PartitionOffset { topic, partition, offset }).collect();
     Ok(Json(serde_json::json!({ "connector": name, "partitions": partitions })))
 }
@@ -252,6 +304,7 @@ pub async fn restart(
     Path(name): Path<String>,
     Query(params): Query<RestartParams>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let restarted = host.restart(&name, params.only_failed).await.map_err(|e| lifecycle_error(e, &name))?;
+    let (n, only_failed) = (name.clone(), params.only_failed);
+    let restarted = detached(&host, move |h| async move { h.restart(&n, only_failed).await }).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "connector": name, "restarted": restarted }))))
 }

@@ -49,8 +49,7 @@ impl Guard {
                 }
             }
             if port == 80 {
-                let bare: Vec<String> = hosts.iter().filter_map(|h| h.strip_suffix(":80").map(str::to_owned)).collect();
-                hosts.extend(bare);
+                hosts.push("localhost".to_owned());
             }
         }
         for name in &config.hosts {
@@ -78,11 +77,16 @@ impl Guard {
         if self.hosts.contains(&host) {
             return true;
         }
-        // A configured name without a port matches that name on any port.
         let name = match host.rsplit_once(':') {
             Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) && (!host.starts_with('[') || name.ends_with(']')) => name,
             _ => host.as_str(),
         };
+        // DNS rebinding needs a host *name*: a request naming an IP address reached that
+        // address on purpose (a probe, a scraper, a client of a remote-enabled host).
+        if name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok() {
+            return true;
+        }
+        // A configured name without a port matches that name on any port.
         self.hosts.iter().any(|h| h == name && !h.contains(':'))
     }
 
@@ -174,7 +178,7 @@ async fn as_json_error(response: Response, max_json_body: usize) -> Response {
     if !(status.is_client_error() || status.is_server_error()) || !is_plain {
         return response;
     }
-    let (_, body) = response.into_parts();
+    let (parts, body) = response.into_parts();
     let text = match Body::new(body).collect().await {
         Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
         Err(_) => String::new(),
@@ -188,7 +192,13 @@ async fn as_json_error(response: Response, max_json_body: usize) -> Response {
         s if s.is_server_error() => ("internal", "the host could not answer; see its log".to_owned()),
         _ => ("bad_request", text),
     };
-    ApiError::new(status, code, detail).into_response()
+    let mut answer = ApiError::new(status, code, detail).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }
 
 #[cfg(test)]
@@ -210,10 +220,10 @@ mod tests {
     #[test]
     fn hosts_are_the_listen_address_its_loopback_names_and_configured_names() {
         let g = guard("127.0.0.1:8080");
-        for ok in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080", "turnpike.internal", "turnpike.internal:443"] {
+        for ok in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080", "turnpike.internal", "turnpike.internal:443", "10.1.2.3:8080", "[fd00::1]:8080"] {
             assert!(g.host_allowed(ok), "{ok}");
         }
-        for bad in ["attacker.example:8080", "localhost:9090", "127.0.0.1", "evil.turnpike.internal"] {
+        for bad in ["attacker.example:8080", "localhost:9090", "localhost", "evil.turnpike.internal", "127.0.0.1.nip.io:8080"] {
             assert!(!g.host_allowed(bad), "{bad}");
         }
     }

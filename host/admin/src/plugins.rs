@@ -130,7 +130,8 @@ pub async fn upload(
     if reference.version.is_none() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", "`latest` is a reference, not a version: name the version"));
     }
-    let (info, created) = host.upload_plugin(name, params.1, body.to_vec()).await?;
+    let (version, bytes) = (params.1, body.to_vec());
+    let (info, created) = crate::connectors::detached(&host, move |h| async move { h.upload_plugin(name, version, bytes).await }).await?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(describe(&host, &info))))
 }

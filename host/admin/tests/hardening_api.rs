@@ -165,6 +165,13 @@ async fn secrets_round_trip_through_get_and_put_without_being_replaced() {
     assert_eq!(stored["sink"]["config"]["url"], url);
     assert_eq!(stored["sink"]["config"]["headers"]["Authorization"], "Bearer real");
 
+    // Pointing the connector elsewhere while keeping `***` would send the stored token there.
+    let mut elsewhere = shown["config"].clone();
+    elsewhere["sink"]["config"]["url"] = json!("https://ingest.example.com/attacker");
+    let (status, body) = send(&app, json_request("PUT", "/v1/connectors/leak", &elsewhere)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "stored secrets follow only unchanged destinations: {body}");
+    assert_eq!(serde_json::to_value(host.connector("leak").unwrap().0).unwrap()["sink"]["config"]["url"], url, "nothing changed");
+
     let mut fresh = shown["config"].clone();
     fresh["name"] = json!("leak2");
     let (status, body) = send(&app, json_request("PUT", "/v1/connectors/leak2", &fresh)).await;

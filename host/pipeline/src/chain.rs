@@ -112,9 +112,9 @@ pub(crate) struct Chain {
     limits: InstanceLimits,
     errors: ErrorsConfig,
     status: Arc<LiveStatus>,
-    /// Topics a plugin may route a record to; any other choice fails the record. Empty for a
+    /// Topics a plugin may route a record to; any other choice fails the record. `None` for a
     /// sink connector, whose records go to its sink whatever a transform routes.
-    writable: Vec<String>,
+    writable: Option<Vec<String>>,
     cancel: CancellationToken,
 }
 
@@ -124,8 +124,8 @@ pub(crate) struct ChainContext {
     pub(crate) limits: InstanceLimits,
     pub(crate) errors: ErrorsConfig,
     pub(crate) status: Arc<LiveStatus>,
-    /// The connector's `output_topic` and `routes`.
-    pub(crate) writable: Vec<String>,
+    /// The connector's `output_topic` and `routes`; `None` for a sink connector.
+    pub(crate) writable: Option<Vec<String>>,
     /// Cancelled when the connector stops: ends retry pauses.
     pub(crate) cancel: CancellationToken,
 }
@@ -229,6 +229,9 @@ impl Chain {
         let mut merger = OutputMerger::default();
         let mut poisoned = Vec::new();
         for j in 0..input_len(input) {
+            if self.cancel.is_cancelled() {
+                return Err(ChainError::Stopping);
+            }
             let one = single(input, j);
             match self.call_once(i, &one).await? {
                 Ok(out) => merger.push(out, j as u32),
@@ -246,7 +249,7 @@ impl Chain {
 
     /// The connector's writable topics (for records routed by the source).
     pub(crate) fn writable(&self) -> &[String] {
-        &self.writable
+        self.writable.as_deref().unwrap_or_default()
     }
 
     /// Runs a batch through every stage. With `route_by_topic`, each record's own topic is
@@ -288,11 +291,12 @@ impl Chain {
                 fail(input, ErrorKind::InvalidRecord, fault.class(), fault.to_string());
             }
             let view = OutputView::new(&out);
-            // A sink connector writes to its sink, where a route means nothing: `writable` is
-            // empty there and nothing is checked.
-            for p in view.iter().filter(|_| !self.writable.is_empty()) {
-                if let Some(topic) = p.topic.filter(|t| !self.writable.iter().any(|w| w == t)) {
-                    fail(p.input, ErrorKind::InvalidRecord, "route_refused", route_refused(topic, &self.writable));
+            // A sink connector writes to its sink, where a route means nothing.
+            if let Some(writable) = &self.writable {
+                for p in view.iter() {
+                    if let Some(topic) = p.topic.filter(|t| !writable.iter().any(|w| w == t)) {
+                        fail(p.input, ErrorKind::InvalidRecord, "route_refused", route_refused(topic, writable));
+                    }
                 }
             }
             let kept: Vec<(usize, u32, Option<String>)> = view

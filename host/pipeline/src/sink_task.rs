@@ -202,7 +202,13 @@ impl SinkTask {
         if unflushed.offsets.is_empty() {
             return Ok(());
         }
-        let mut retry = Retry::new(&self.config.errors, &self.cancel);
+        let mut retry = if self.cancel.is_cancelled() {
+            // The last flush of a stopping connector: a short budget of its own, so a
+            // transient error does not cost a flush interval's worth of re-delivery.
+            Retry::with(SHUTDOWN_FLUSH_RETRY.min(Duration::from_millis(self.config.errors.retry_timeout_ms.get())), Duration::from_secs(1), CancellationToken::new())
+        } else {
+            Retry::new(&self.config.errors, &self.cancel)
+        };
         loop {
             match sink.flush().await {
                 Ok(()) => break,
@@ -255,13 +261,19 @@ impl SinkTask {
     }
 }
 
+/// How long the last flush of a stopping connector retries a retriable error.
+const SHUTDOWN_FLUSH_RETRY: Duration = Duration::from_secs(10);
+
 /// A retry pause for a flush: `Ok(true)` to try again, `Ok(false)` when the budget is spent,
 /// and a shutdown when the connector is stopping (not a failure: nothing is committed).
 async fn retry_again(retry: &mut Retry) -> Result<bool, Exit> {
     match retry.pause().await {
         Next::Again => Ok(true),
         Next::GiveUp => Ok(false),
-        Next::Stop => Err(Exit::Shutdown),
+        Next::Stop => {
+            tracing::warn!("stopped while retrying a flush; what was written since the last flush will be read again");
+            Err(Exit::Shutdown)
+        }
     }
 }
 

@@ -182,8 +182,14 @@ impl SourceTask {
     /// `output_topic` nor in its `routes`), as failures of the source stage.
     fn refused_routes(&self, batch: &InputBatch, already: &[FailedRecord]) -> Vec<FailedRecord> {
         let writable = self.chain.writable();
+        let mut failed = vec![false; input_len(batch)];
+        for f in already {
+            if let Some(x) = failed.get_mut(f.origin as usize) {
+                *x = true;
+            }
+        }
         (0..input_len(batch))
-            .filter(|&i| !already.iter().any(|f| f.origin as usize == i))
+            .filter(|&i| !failed[i])
             .filter_map(|i| {
                 let topic = input_record(batch, i).0.topic;
                 (!writable.iter().any(|w| w == topic)).then(|| FailedRecord {

@@ -1,6 +1,7 @@
 //! One supervisor per connector: builds its task (transform, source or sink), runs it, and
 //! restarts it after a failure as the connector's restart policy allows.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,13 +39,20 @@ pub(crate) type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::wat
 /// in the host or a library it calls, never a plugin's doing) is a failure like any other,
 /// `FAILED` with class `panic` and an event, and the restart policy applies. Before this, a
 /// panic ended the supervisor silently while the status kept saying `RUNNING`.
-pub(crate) async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
-    let name = config.name.to_string();
-    let policy = config.restart.clone();
+///
+/// Each run is built from the configuration as it is then (`config` changes when a hot swap
+/// succeeds), so a restart never goes back to plugin versions the connector left.
+pub(crate) async fn supervise(shared: Arc<Shared>, config: tokio::sync::watch::Receiver<ConnectorConfig>, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
+    let (name, policy) = {
+        let c = config.borrow();
+        (c.name.to_string(), c.restart.clone())
+    };
     let mut budget = FailureBudget::new(Duration::from_secs(policy.window_s.get()));
     loop {
+        let started = Instant::now();
         let run = {
-            let (shared, config, status, cancel, controls) = (shared.clone(), config.clone(), status.clone(), cancel.clone(), controls.clone());
+            let config = config.borrow().clone();
+            let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
             tokio::spawn(async move {
                 match build_task(&shared, &config, &status, &cancel, &controls) {
                     Ok(Task::Transform(task)) => task.run().await,
@@ -62,7 +70,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, config: ConnectorConfig, stat
         if cancel.is_cancelled() || status.state() != ConnectorState::Failed || !policy.enabled {
             return;
         }
-        let attempt = budget.record(Instant::now());
+        let attempt = budget.record(started, Instant::now());
         if u64::from(attempt) >= policy.max_failures.get() {
             status.events().emit(&name, EventKind::GaveUp { failures: attempt, window_s: policy.window_s.get() });
             return;
@@ -104,32 +112,38 @@ pub(crate) fn panic_message(e: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "panic".into())
 }
 
-/// Counts failures towards giving up. A failure counts together with the ones before it as
-/// long as each came within `window` of the previous one; a run that lasts a whole window
-/// without failing starts the count again.
+/// Counts failures towards giving up, two ways; the larger count is the one that matters:
+/// - failures within the last `window` (the documented `max_failures` within `window_s`);
+/// - quick failures in a row: runs that failed less than [`QUICK_FAILURE`] after they began.
+///   Any longer run ends the streak.
 ///
-/// Why not "failures within the last `window`": a tiny backoff (`base_ms: 1`) then restarts
-/// faster than the window fills when `max_failures` is large, so the supervisor would never
-/// give up and would loop hot forever. Chained failures cannot be outrun.
+/// Why the second: with a tiny backoff (`base_ms: 1`) and a large `max_failures`, restarts
+/// take longer than the window allows for the count to fill, so the window alone would never
+/// give up and the supervisor would loop hot forever. A hot loop is made of quick failures,
+/// and a streak of them cannot be outrun.
 struct FailureBudget {
     window: Duration,
-    last: Option<Instant>,
-    count: u32,
+    recent: VecDeque<Instant>,
+    quick_streak: u32,
 }
+
+/// A run that fails sooner than this after it began counts towards the quick-failure streak.
+const QUICK_FAILURE: Duration = Duration::from_secs(1);
 
 impl FailureBudget {
     fn new(window: Duration) -> Self {
-        Self { window, last: None, count: 0 }
+        Self { window, recent: VecDeque::new(), quick_streak: 0 }
     }
 
-    /// Records a failure at `now`; returns how many count, this one included.
-    fn record(&mut self, now: Instant) -> u32 {
-        if self.last.is_some_and(|last| now.duration_since(last) > self.window) {
-            self.count = 0;
+    /// Records a failure at `now` of a run that began at `started`; returns the count that
+    /// matters, this failure included.
+    fn record(&mut self, started: Instant, now: Instant) -> u32 {
+        self.recent.push_back(now);
+        while self.recent.front().is_some_and(|t| now.duration_since(*t) > self.window) {
+            self.recent.pop_front();
         }
-        self.last = Some(now);
-        self.count = self.count.saturating_add(1);
-        self.count
+        self.quick_streak = if now.duration_since(started) < QUICK_FAILURE { self.quick_streak.saturating_add(1) } else { 0 };
+        (self.recent.len() as u32).max(self.quick_streak)
     }
 }
 
@@ -186,7 +200,7 @@ fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus
         .collect::<Result<Vec<_>, FaultInfo>>()?;
     let kafka_fault = |e: KafkaError| FaultInfo { class: "kafka".into(), message: e.to_string() };
     let limits = instance_limits(config).map_err(|e| FaultInfo { class: "config".into(), message: format!("http.allow: {e}") })?;
-    let writable = config.writable_topics().into_iter().filter(|t| *t != shared.positions_topic).map(str::to_owned).collect();
+    let writable = (config.kind() != ConnectorKind::Sink).then(|| config.writable_topics().into_iter().filter(|t| *t != shared.positions_topic).map(str::to_owned).collect());
     let cx = ChainContext { connector: config.name.to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
     let chain = Chain::new(stages, cx);
     let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
@@ -282,21 +296,26 @@ mod tests {
 
     #[test]
     fn failures_in_quick_succession_exhaust_the_budget_even_with_a_tiny_backoff() {
-        // base_ms 1, max_failures 1000, window 1 s: a failure every 2 ms. Counting only the
-        // failures of the last second would never reach 1000 (500 fit in a second).
+        // base_ms 1, max_failures 1000, window 1 s: a run that fails 1 ms in, every 2 ms.
+        // Counting only the failures of the last second would never reach 1000.
         let mut budget = FailureBudget::new(Duration::from_secs(1));
         let start = Instant::now();
-        let counts: Vec<u32> = (0..1000u64).map(|i| budget.record(start + Duration::from_millis(2 * i))).collect();
+        let counts: Vec<u32> = (0..1000u64).map(|i| budget.record(start + Duration::from_millis(2 * i), start + Duration::from_millis(2 * i + 1))).collect();
         assert_eq!(counts.last(), Some(&1000));
     }
 
     #[test]
-    fn a_run_that_lasts_a_window_starts_the_count_again() {
-        let mut budget = FailureBudget::new(Duration::from_secs(10));
+    fn failures_counted_within_the_window_and_a_long_run_ends_the_streak() {
+        let mut budget = FailureBudget::new(Duration::from_secs(600));
         let start = Instant::now();
-        assert_eq!(budget.record(start), 1);
-        assert_eq!(budget.record(start + Duration::from_secs(5)), 2);
-        assert_eq!(budget.record(start + Duration::from_secs(16)), 1, "11 s without a failure");
+        let at = |s: u64| start + Duration::from_secs(s);
+        // Failing every 9 minutes after running 9 minutes: at most 2 within 10 minutes, ever.
+        let counts: Vec<u32> = (0..10).map(|i| budget.record(at(540 * i), at(540 * (i + 1)))).collect();
+        assert!(counts.iter().all(|&c| c <= 2), "{counts:?}");
+        // Five within the window count five however long each ran.
+        let mut budget = FailureBudget::new(Duration::from_secs(600));
+        let counts: Vec<u32> = (0..5).map(|i| budget.record(at(60 * i), at(60 * i + 30))).collect();
+        assert_eq!(counts, [1, 2, 3, 4, 5]);
     }
 
     #[test]

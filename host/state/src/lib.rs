@@ -206,14 +206,15 @@ impl StateStore {
     }
 }
 
-/// A directory's entries by name, without leftover temporary files. Other hidden files are
+/// A directory's entries by name, without leftover temporary files and macOS metadata. Other hidden files are
 /// kept: earlier hosts accepted names starting with `.`, and skipping them lost that state.
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, StateError> {
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(TMP_PREFIX)))
+        // `._name` files are macOS metadata (AppleDouble) on foreign file systems, never state.
+        .filter(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(TMP_PREFIX) || n.starts_with("._")))
         .collect();
     entries.sort();
     Ok(entries)

@@ -1,6 +1,7 @@
 //! Creating, changing, pausing, resuming, stopping, restarting and deleting connectors, and
 //! switching a running one to other plugin versions.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,7 +25,8 @@ impl Host {
     /// gracefully (in-flight work committed) and a new one started. With `only_failed`, a
     /// connector that is not failed is left alone (`Ok(false)`).
     pub async fn restart(&self, name: &str, only_failed: bool) -> Result<bool, HostError> {
-        let _one_at_a_time = self.lock(name).await;
+        self.refuse_while_closing()?;
+        let _one_at_a_time = self.lock_existing(name).await?;
         let (state, config) = self.with(name, |r| (r.status.state(), r.config.clone()))?;
         if only_failed && !matches!(state, ConnectorState::Failed | ConnectorState::Restarting) {
             return Ok(false);
@@ -59,16 +61,25 @@ impl Host {
     /// the new configuration (in-flight work committed first), unless the connector is
     /// stopped, which it stays.
     pub async fn put_connector(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
+        self.refuse_while_closing()?;
         let name = config.name.to_string();
         let _one_at_a_time = self.lock(&name).await;
         self.refuse_broken_rules(&config)?;
-        let existing = self.with(&name, |r| (r.config == config, r.supervisor.is_none(), r.unsaved)).ok();
+        let existing = self.with(&name, |r| (r.config == config, r.lifecycle == Lifecycle::Stopped, r.unsaved)).ok();
         match existing {
             None => {
-                self.check_capacity(&config)?;
                 let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
-                let running = self.supervise(config, status);
-                self.connectors.lock().unwrap_or_else(|p| p.into_inner()).insert(name.clone(), running);
+                {
+                    // Checked again where the entry is added, so two creates at once cannot
+                    // both pass the host-wide rules (groups, case, capacity).
+                    let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+                    let problems = super::host_rules(&config, &connectors);
+                    if !problems.is_empty() {
+                        return Err(HostError::Invalid(problems));
+                    }
+                    self.check_capacity(&config, &connectors)?;
+                    connectors.insert(name.clone(), self.supervise(config, status));
+                }
                 self.save(&name)?;
                 Ok(Applied::Created)
             }
@@ -79,17 +90,22 @@ impl Host {
                 Ok(Applied::Unchanged)
             }
             Some((false, false, _)) if self.swappable(&name, &config) => {
+                self.check_capacity(&config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
                 let stages = self.resolve(&config)?;
                 self.swap(&name, stages, true).await?;
-                self.with(&name, |r| r.config = config)?;
+                self.with(&name, |r| {
+                    r.config = config.clone();
+                    // A later automatic restart builds what runs now, not the old chain.
+                    r.config_tx.send_replace(config);
+                })?;
                 self.save(&name)?;
                 Ok(Applied::Swapped)
             }
-            Some((false, idle, _)) => {
-                self.check_capacity(&config)?;
+            Some((false, stopped, _)) => {
+                self.check_capacity(&config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
                 self.halt(&name).await?;
                 self.with(&name, |r| {
-                    if idle {
+                    if stopped {
                         r.config = config;
                     } else {
                         let (paused, lifecycle) = (*r.paused.borrow(), r.lifecycle);
@@ -108,17 +124,19 @@ impl Host {
 
     /// Refuses a connector that would take the host past its connector count or its memory
     /// budget for instances (each plugin of each connector may grow to `limits.memory_mib`).
-    fn check_capacity(&self, config: &ConnectorConfig) -> Result<(), HostError> {
+    /// A change that asks for no more than the connector had is always allowed, so lowering
+    /// a maximum below what runs never blocks a change that shrinks.
+    fn check_capacity(&self, config: &ConnectorConfig, connectors: &BTreeMap<String, Running>) -> Result<(), HostError> {
         let weight = |c: &ConnectorConfig| c.limits.memory_mib.get() * c.plugin_refs().len() as u64;
-        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        let before = connectors.get(config.name.as_str()).map(|r| weight(&r.config));
         let others = connectors.iter().filter(|(n, _)| n.as_str() != config.name.as_str());
         let (count, memory) = others.fold((0u64, 0u64), |(n, m), (_, r)| (n + 1, m + weight(&r.config)));
         let max = self.sandbox.max_connectors.get();
-        if count + 1 > max {
+        if before.is_none() && count + 1 > max {
             return Err(HostError::Full(format!("the host already runs {count} connectors, its maximum (sandbox.max_connectors = {max}); delete one or raise the maximum")));
         }
         let (asked, budget) = (weight(config), self.sandbox.max_total_memory_mib.get());
-        if memory + asked > budget {
+        if before.is_none_or(|b| asked > b) && memory + asked > budget {
             return Err(HostError::Full(format!(
                 "this connector may use {asked} MiB of plugin memory and the others {memory} MiB, over the host's budget of {budget} MiB (sandbox.max_total_memory_mib); lower limits.memory_mib or raise the budget"
             )));
@@ -198,20 +216,19 @@ impl Host {
     /// Stops and removes a connector; its committed offsets stay in Kafka. Its saved file is
     /// removed first: if that fails, nothing changed and the call can be retried.
     pub async fn delete_connector(&self, name: &str) -> Result<(), HostError> {
-        let _one_at_a_time = self.lock(name).await;
-        self.with(name, |_| ())?;
+        let _one_at_a_time = self.lock_existing(name).await?;
         if let Some(store) = &self.store {
             store.remove_connector(name).map_err(HostError::NotSaved)?;
         }
         self.halt(name).await?;
+        // The name's lock stays: a request waiting on it must not race one on a fresh lock.
         self.connectors.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
-        self.locks.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
         Ok(())
     }
 
     /// Pauses a running connector: it stops consuming and keeps its instances and clients.
     pub async fn pause(&self, name: &str) -> Result<(), HostError> {
-        let _one_at_a_time = self.lock(name).await;
+        let _one_at_a_time = self.lock_existing(name).await?;
         self.with(name, |r| {
             if r.supervisor.is_none() {
                 return Err(HostError::State(format!("connector {name:?} is not running; resume it instead of pausing")));
@@ -225,7 +242,8 @@ impl Host {
 
     /// Resumes a paused connector, or starts a stopped one.
     pub async fn resume(&self, name: &str) -> Result<(), HostError> {
-        let _one_at_a_time = self.lock(name).await;
+        self.refuse_while_closing()?;
+        let _one_at_a_time = self.lock_existing(name).await?;
         let (idle, config) = self.with(name, |r| (r.supervisor.is_none(), r.config.clone()))?;
         if idle {
             self.refuse_broken_rules(&config)?;
@@ -244,7 +262,7 @@ impl Host {
     /// Stops a connector and releases everything it holds (instances, consumer, producer);
     /// its configuration and committed offsets stay. `resume` starts it again.
     pub async fn stop(&self, name: &str) -> Result<(), HostError> {
-        let _one_at_a_time = self.lock(name).await;
+        let _one_at_a_time = self.lock_existing(name).await?;
         self.halt(name).await?;
         self.with(name, |r| {
             if r.status.state() != ConnectorState::Stopped {
@@ -266,7 +284,7 @@ impl Host {
 
     /// Moves a stopped connector's committed offsets; it reads from there when resumed.
     pub async fn reset_offsets(&self, name: &str, to: ResetTo) -> Result<Vec<(String, i32, i64)>, HostError> {
-        let _one_at_a_time = self.lock(name).await;
+        let _one_at_a_time = self.lock_existing(name).await?;
         let (config, stopped) = self.with(name, |r| (r.config.clone(), r.supervisor.is_none()))?;
         if !stopped {
             return Err(HostError::State(format!(

@@ -38,6 +38,8 @@ struct Running {
     unsaved: bool,
     paused: tokio::sync::watch::Sender<bool>,
     swaps: tokio::sync::watch::Sender<SwapRequest>,
+    /// The configuration the supervisor builds each run from (changed by a hot swap).
+    config_tx: tokio::sync::watch::Sender<ConnectorConfig>,
 }
 
 /// What `put_connector` did.
@@ -66,14 +68,14 @@ pub struct Host {
     /// One lock per plugin name, held from an upload's check through its compile to its save,
     /// so two uploads of one version cannot both succeed.
     plugin_locks: Mutex<HashMap<PluginName, Arc<tokio::sync::Mutex<()>>>>,
-    /// Plugin versions whose last save failed, saved again on the next upload of them.
-    unsaved_plugins: Mutex<std::collections::HashSet<String>>,
     /// Compiles of uploads at once.
     compiles: Arc<Semaphore>,
     /// Dry runs and validations at once.
     checks: Arc<Semaphore>,
     /// Where API changes are saved; `None` keeps everything in memory (the demo).
     store: Option<StateStore>,
+    /// Set by [`Host::shutdown`]: nothing starts any more.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Host {
@@ -95,8 +97,8 @@ impl Host {
             connectors: Mutex::new(BTreeMap::new()),
             locks: Mutex::new(HashMap::new()),
             plugin_locks: Mutex::new(HashMap::new()),
-            unsaved_plugins: Mutex::new(Default::default()),
             store: None,
+            closing: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -162,10 +164,28 @@ impl Host {
         Ok(())
     }
 
-    /// The lock of one connector's lifecycle.
+    /// The lock of one connector's lifecycle. Locks are never removed: a request waiting on
+    /// one must not race another that would take a fresh lock for the same name.
     async fn lock(&self, name: &str) -> OwnedMutexGuard<()> {
         let lock = self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(name.to_owned()).or_default().clone();
         lock.lock_owned().await
+    }
+
+    /// The lock of an existing connector; `NotFound` (and no lock made) for an unknown name.
+    async fn lock_existing(&self, name: &str) -> Result<OwnedMutexGuard<()>, HostError> {
+        self.with(name, |_| ())?;
+        let guard = self.lock(name).await;
+        self.with(name, |_| ())?;
+        Ok(guard)
+    }
+
+    /// Refuses to start anything once shutdown has begun (its list of connectors is taken).
+    fn refuse_while_closing(&self) -> Result<(), HostError> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(HostError::State("the host is shutting down".into()))
+        } else {
+            Ok(())
+        }
     }
 
     /// Saves a connector's configuration and lifecycle, if persistence is on. A failure marks
@@ -205,17 +225,7 @@ impl Host {
         if config.errors.dead_letter_topic.as_ref().is_some_and(|t| internal(t.as_str())) {
             problems.push(Problem::new("connector.errors.dead_letter_topic", format!("{positions:?} is the host's internal source-positions topic")));
         }
-        let name = config.name.as_str();
-        let group = config.group_id();
-        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        for (other, r) in connectors.iter().filter(|(other, _)| other.as_str() != name) {
-            if r.config.group_id() == group {
-                problems.push(Problem::new("connector.group_id", format!("consumer group {group:?} is already used by connector {other:?}; each connector needs its own")));
-            }
-        }
-        if let Some(other) = turnpike_state::case_collision(name, connectors.keys().map(String::as_str)) {
-            problems.push(Problem::new("connector.name", format!("{name:?} differs from the existing connector {other:?} only in case; choose another name")));
-        }
+        problems.extend(host_rules(config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner())));
         problems
     }
 
@@ -223,10 +233,11 @@ impl Host {
         let cancel = CancellationToken::new();
         let (paused, paused_rx) = tokio::sync::watch::channel(false);
         let (swaps, swaps_rx) = tokio::sync::watch::channel(SwapRequest::default());
+        let (config_tx, config_rx) = tokio::sync::watch::channel(config.clone());
         let channels = (paused_rx, swaps_rx);
-        let run = supervise(self.shared.clone(), config.clone(), status.clone(), cancel.clone(), channels);
+        let run = supervise(self.shared.clone(), config_rx, status.clone(), cancel.clone(), channels);
         let supervisor = tokio::spawn(crate::supervisor::guarded(status.clone(), run));
-        Running { config, status, cancel, supervisor: Some(supervisor), lifecycle: Lifecycle::Running, unsaved: false, paused, swaps }
+        Running { config, status, cancel, supervisor: Some(supervisor), lifecycle: Lifecycle::Running, unsaved: false, paused, swaps, config_tx }
     }
 
     /// Stops the connector's current run gracefully (in-flight work committed) and waits.
@@ -266,6 +277,7 @@ impl Host {
     /// Stops every connector gracefully: in-flight batches are finished, their outputs
     /// acknowledged and their offsets committed.
     pub async fn shutdown(&self) {
+        self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
         let tasks: Vec<(String, JoinHandle<()>)> = {
             let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
             connectors
@@ -289,7 +301,25 @@ impl Host {
 fn idle(config: ConnectorConfig, status: Arc<LiveStatus>, lifecycle: Lifecycle) -> Running {
     let (paused, _) = tokio::sync::watch::channel(false);
     let (swaps, _) = tokio::sync::watch::channel(SwapRequest::default());
-    Running { config, status, cancel: CancellationToken::new(), supervisor: None, lifecycle, unsaved: false, paused, swaps }
+    let (config_tx, _) = tokio::sync::watch::channel(config.clone());
+    Running { config, status, cancel: CancellationToken::new(), supervisor: None, lifecycle, unsaved: false, paused, swaps, config_tx }
+}
+
+/// The rules across connectors: no two share a consumer group, nor a name that differs only
+/// in case (one file on a case-insensitive file system).
+fn host_rules(config: &ConnectorConfig, connectors: &BTreeMap<String, Running>) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let name = config.name.as_str();
+    let group = config.group_id();
+    for (other, r) in connectors.iter().filter(|(other, _)| other.as_str() != name) {
+        if r.config.group_id() == group {
+            problems.push(Problem::new("connector.group_id", format!("consumer group {group:?} is already used by connector {other:?}; each connector needs its own")));
+        }
+    }
+    if let Some(other) = turnpike_state::case_collision(name, connectors.keys().map(String::as_str)) {
+        problems.push(Problem::new("connector.name", format!("{name:?} differs from the existing connector {other:?} only in case; choose another name")));
+    }
+    problems
 }
 
 fn snapshot(r: &Running) -> ConnectorStatus {

@@ -55,24 +55,18 @@ impl Host {
     }
 
     /// Uploads a component as `name@version`. The same bytes again are accepted without
-    /// change (`Ok(false)`; saved again if the last save failed); other bytes under an
-    /// existing version are refused. A component that does not load is refused and not
+    /// change (`Ok(false)`); other bytes under an existing version are refused. A component that does not load is refused and not
     /// registered, so it can never become `name@latest`. The version is reserved (one upload
     /// of a plugin at a time) from the check to the save, and saved before it is
     /// registered: a failed save changes nothing.
     pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<(PluginInfo, bool), HostError> {
         let lock = self.plugin_locks.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default().clone();
-        let _one_upload_per_plugin = lock.lock_owned().await;
+        let one_upload_per_plugin = lock.lock_owned().await;
         let reference = PluginRef { name: name.clone(), version: Some(version.clone()) };
         let label = format!("{name}@{version}");
         if let Ok(existing) = self.registry().resolve(&reference) {
             if existing.plugin.digest() != turnpike_runtime::digest(&bytes) {
                 return Err(HostError::VersionExists(existing.label()));
-            }
-            let unsaved = self.unsaved_plugins.lock().unwrap_or_else(|p| p.into_inner()).contains(&label);
-            if let (true, Some(store)) = (unsaved, &self.store) {
-                store.save_plugin(&name, &version, &bytes).map_err(HostError::NotSaved)?;
-                self.unsaved_plugins.lock().unwrap_or_else(|p| p.into_inner()).remove(&label);
             }
             return Ok((existing, false));
         }
@@ -97,19 +91,25 @@ impl Host {
             store.save_plugin(&name, &version, &bytes).map_err(HostError::NotSaved)?;
         }
         let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at: SystemTime::now() });
+        // Registered and saved: the next upload of this plugin need not wait for connectors
+        // to switch.
+        drop(one_upload_per_plugin);
         self.follow_latest(&name).await;
         Ok((info, true))
     }
 
-    /// Connectors whose current run uses `name@version`, or whose config names that version.
+    /// Connectors whose current run uses `name@version`, whose config names that version, or
+    /// whose config follows `name@latest` while that version is the latest (between two
+    /// runs it is what they would start).
     pub fn plugin_users(&self, name: &PluginName, version: &str) -> Vec<String> {
         let label = format!("{name}@{version}");
+        let latest = self.registry().resolve(&PluginRef { name: name.clone(), version: None }).ok().is_some_and(|p| p.version == version);
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
         connectors
             .values()
             .filter(|r| {
                 r.status.plugins().contains(&label)
-                    || r.config.plugin_refs().iter().any(|(_, p)| p.name == *name && p.version.as_deref() == Some(version))
+                    || r.config.plugin_refs().iter().any(|(_, p)| p.name == *name && (p.version.as_deref() == Some(version) || (latest && p.version.is_none())))
             })
             .map(|r| r.config.name.to_string())
             .collect()
