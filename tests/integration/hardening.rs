@@ -158,3 +158,25 @@ async fn deleting_a_retrying_connector_neither_waits_out_its_retries_nor_blocks_
     assert!(paused_after < Duration::from_secs(30), "the unrelated pause took {paused_after:?}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_failing_every_record_cannot_flood_the_host_log() -> anyhow::Result<()> {
+    let topic = unique("flood-in");
+    create_topic(&topic, 1).await?;
+    let records: Vec<_> = (0..60).map(|i| (format!("k{i}"), format!("not json {i}\nforged log line"))).collect();
+    produce(&producer()?, &topic, &records).await?;
+    let connector = format!(
+        "- name: flood\n  topics: [{topic}]\n  output_topic: {topic}-out\n  batch: {{ max_records: 100, max_wait_ms: 2000 }}\n  errors: {{ tolerance: all }}\n  transforms:\n    - plugin: pii-mask\n      config: {{ fields: [email] }}\n"
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-flood"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    host.wait_state("flood", "RUNNING", Duration::from_secs(120))?;
+    wait_until("every record failed and counted", Duration::from_secs(60), || Ok((host.get("/v1/connectors/flood")?.1["records_failed"] == 60).then_some(())))?;
+    let log = host.log_text();
+    let logged = log.lines().filter(|l| l.contains("record failed")).count();
+    assert!((1..=20).contains(&logged), "the first few per batch are logged one by one, not all 60: {logged}\n{log}");
+    assert!(log.contains("more records of the batch failed"), "the rest are counted in one line:\n{log}");
+    assert!(!log.lines().any(|l| l.starts_with("forged log line")), "plugin-chosen text cannot start a log line of its own");
+    assert!(host.stop()?.success());
+    Ok(())
+}
