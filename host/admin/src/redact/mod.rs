@@ -302,7 +302,7 @@ fn push_key(path: &mut String, key: &str) {
 
 mod text;
 
-use text::redact_text;
+use text::{redact_text, secret_spans};
 
 #[cfg(test)]
 mod tests;

@@ -32,7 +32,7 @@ pub(super) fn redact_text(text: &str) -> Option<String> {
 
 /// Byte ranges of the secrets in `text`, unmerged, possibly empty or overlapping. Every bound
 /// is next to an ASCII byte, so slicing `text` with them is safe.
-fn secret_spans(text: &str) -> Vec<(usize, usize)> {
+pub(super) fn secret_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     url_spans(text, &mut spans);
     pair_spans(text, &mut spans);
