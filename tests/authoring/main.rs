@@ -2,7 +2,7 @@
 //! componentize-js) and a real broker: templates build and test as generated, every example
 //! builds and runs through the host, and the README's path — new, build, test, push, apply —
 //! works for Python and JavaScript. A test binary of its own, so its builds never overlap
-//! the throughput measurements of the integration tests (cargo runs test binaries one after
+//! the throughput measurements of `tests/throughput` (cargo runs test binaries one after
 //! another).
 
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ fn turnpike(args: &[&str]) -> Command {
 }
 
 fn examples() -> PathBuf {
-    turnpike_builtins::repo_root().join("examples").join("plugins")
+    turnpike_wasm_build::source_root().join("examples").join("plugins")
 }
 
 /// `turnpike plugin build DIR`; the component it wrote.
@@ -74,7 +74,7 @@ fn the_rust_template_builds_and_tests_as_generated() -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     run(turnpike(&["plugin", "new", "--lang", "rust", "my-redact", "--dir"]).arg(&dir), "turnpike plugin new")?;
     let project = dir.join("my-redact");
-    run(turnpike_builtins::cargo().current_dir(&project).args(["test", "--quiet"]), "cargo test (the template's own test)")?;
+    run(turnpike_wasm_build::cargo().current_dir(&project).args(["test", "--quiet"]), "cargo test (the template's own test)")?;
     let wasm = build(&project)?;
     assert_redacted(&local_test(&wasm, &project.join("records.jsonl"))?);
     // The project's own target/ holds ~400 MB: do not leave it behind.

@@ -1,8 +1,9 @@
 //! The `turnpike plugin …` and `turnpike connector …` commands against a running host.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use anyhow::Context;
 use turnpike_tests::*;
 
 /// Runs `turnpike ARGS --api API`; `(exit code, stdout, stderr)`.
@@ -48,11 +49,10 @@ async fn the_cli_manages_plugins_and_connectors() -> anyhow::Result<()> {
     let (_, out, _) = cli(&api, &["connector", "apply", "-f", file.to_str().unwrap()]);
     assert_eq!(out, "c1: unchanged\nc2: unchanged\n");
 
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while json_of(&api, &["connector", "ls", "--state", "RUNNING"])["connectors"].as_array().map(Vec::len) != Some(2) {
-        assert!(Instant::now() < deadline, "connectors never ran; log:\n{}", host.log_text());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let running = wait_until("both connectors listed RUNNING", Duration::from_secs(60), || {
+        Ok((json_of(&api, &["connector", "ls", "--state", "RUNNING"])["connectors"].as_array().map(Vec::len) == Some(2)).then_some(()))
+    });
+    running.with_context(|| format!("log:\n{}", host.log_text()))?;
     let (_, table, _) = cli(&api, &["connector", "ls"]);
     assert!(table.contains("NAME") && table.contains("c1") && table.contains("RUNNING") && table.contains("copy@1"), "{table}");
 
@@ -70,7 +70,7 @@ async fn the_cli_manages_plugins_and_connectors() -> anyhow::Result<()> {
     // Errors say what to fix, and exit 2.
     let (code, _, err) = cli(&api, &["plugin", "rm", "copy", "1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("used by connectors [\"c1\"]") && err.contains("(409)"), "{err}");
+    assert!(err.contains("used by connectors") && err.contains("c1") && err.contains("(409)"), "names the connector using it: {err}");
     std::fs::write(&file, "name: c3\ntopics: [x]\noutput_topic: y\nbatch: { max_records: 0 }\ntransforms:\n  - plugin: identity\n")?;
     let (code, _, err) = cli(&api, &["connector", "apply", "-f", file.to_str().unwrap()]);
     assert_eq!(code, 2);

@@ -2,7 +2,7 @@
 //! clean shutdown.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use turnpike_tests::*;
 
@@ -19,20 +19,18 @@ fn turnpike_dev_masks_records_serves_the_api_and_stops_cleanly() -> anyhow::Resu
         .stderr(Stdio::null())
         .spawn()?;
 
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
+    let status = wait_until("turnpike dev to process 100 records and show 2 samples", Duration::from_secs(120), || {
+        anyhow::ensure!(child.try_wait()?.is_none(), "turnpike dev exited early");
         // Running, records flowing, and the before/after samples on the console.
         let samples_shown = std::fs::read_to_string(&stdout_path)?.lines().filter(|l| l.trim().starts_with("after:")).count() >= 2;
-        if let Ok((200, body)) = http_get(&address, "/v1/connectors/mask-customers") {
-            if body["state"] == "RUNNING" && body["records_out"].as_u64().unwrap_or(0) >= 100 && samples_shown {
-                break body;
-            }
-        }
-        assert!(child.try_wait()?.is_none(), "turnpike dev exited early");
-        assert!(Instant::now() < deadline, "turnpike dev did not process 100 records and show 2 samples in 120 s");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert_eq!(status["plugins"][0], "pii-mask@0.1.0");
+        Ok(match http_get(&address, "/v1/connectors/mask-customers") {
+            Ok((200, body)) if samples_shown && body["state"] == "RUNNING" && body["records_out"].as_u64().unwrap_or(0) >= 100 => Some(body),
+            _ => None,
+        })
+    })?;
+    // Built-ins are registered under the host's own version.
+    let version = host_version()?;
+    assert_eq!(status["plugins"][0], format!("pii-mask@{version}"), "{status}");
     assert_eq!(http_get(&address, "/healthz")?.1["status"], "ok");
     let plugins = http_get(&address, "/v1/plugins")?.1;
     let names: Vec<&str> = plugins["plugins"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
@@ -44,16 +42,10 @@ fn turnpike_dev_masks_records_serves_the_api_and_stops_cleanly() -> anyhow::Resu
         let (_, s) = http_get(&address, "/v1/connectors/orders-gen")?;
         Ok((s["kind"] == "source" && s["state"] == "RUNNING" && s["records_out"].as_u64().unwrap_or(0) >= 3).then_some(s))
     })?;
-    assert_eq!(source["plugins"], serde_json::json!(["datagen@0.1.0", "pii-mask@0.1.0"]), "{source}");
+    assert_eq!(source["plugins"], serde_json::json!([format!("datagen@{version}"), format!("pii-mask@{version}")]), "{source}");
 
     Command::new("kill").arg("-TERM").arg(child.id().to_string()).status()?;
-    let exit = loop {
-        if let Some(exit) = child.try_wait()? {
-            break exit;
-        }
-        assert!(Instant::now() < deadline + Duration::from_secs(30), "turnpike dev did not stop after SIGTERM");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let exit = wait_until("turnpike dev to stop after SIGTERM", Duration::from_secs(30), || Ok(child.try_wait()?))?;
     assert!(exit.success(), "clean exit, got {exit}");
 
     let printed = std::fs::read_to_string(&stdout_path)?;

@@ -3,12 +3,14 @@
 
 mod cli;
 mod config_errors;
+mod config_golden;
 mod delivery;
 mod dev;
 mod faults;
 mod hardening;
-mod hot_swap;
 mod lifecycle;
 mod masking;
 mod offsets;
+mod shippable;
 mod sources_sinks;
+mod state_compat;

@@ -13,7 +13,7 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{Consumer, StreamConsumer};
-use rdkafka::message::Message;
+use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
 mod http_server;
@@ -46,32 +46,19 @@ fn reader(topic: &str) -> Result<StreamConsumer> {
 
 /// Reads `topic` from the start until `count` records arrived or `timeout` passed.
 pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> Result<Vec<ReadRecord>> {
+    read_until(topic, timeout, |m| ReadRecord { key: text(m.key()), value: text(m.payload()), headers: headers(m) }, |got| got.len() >= count).await
+}
+
+/// A record's headers, values lossily as text.
+fn headers(m: &BorrowedMessage<'_>) -> HashMap<String, String> {
     use rdkafka::message::Headers;
-    let consumer = reader(topic)?;
-    let deadline = Instant::now() + timeout;
-    let mut out = Vec::new();
-    while out.len() < count {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        if let Ok(Ok(m)) = tokio::time::timeout(left.min(Duration::from_millis(500)), consumer.recv()).await {
-            let headers = m
-                .headers()
-                .map(|h| h.iter().map(|h| (h.key.to_owned(), String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned())).collect())
-                .unwrap_or_default();
-            out.push(ReadRecord {
-                key: String::from_utf8_lossy(m.key().unwrap_or_default()).into_owned(),
-                value: String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
-                headers,
-            });
-        }
-    }
-    Ok(out)
+    m.headers().map(|h| h.iter().map(|h| (h.key.to_owned(), text(h.value))).collect()).unwrap_or_default()
 }
 
 /// Polls `check` every 100 ms until it returns `Some` (or an error) or `timeout` passes; says
-/// what it waited for when it gives up. The one "wait until" of the tests.
+/// what it waited for when it gives up. The one "wait until" of the tests. It blocks its
+/// thread: call it from a test's body (a `#[tokio::test]` body runs on the test's own thread),
+/// never from a task spawned on a runtime that drives traffic.
 pub fn wait_until<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Result<Option<T>>) -> Result<T> {
     let deadline = Instant::now() + timeout;
     loop {
@@ -145,7 +132,13 @@ pub async fn produce(producer: &FutureProducer, topic: &str, records: &[(String,
 
 /// Reads `topic` from the beginning until `done(records so far)` says stop or `timeout`
 /// passes; returns every `(key, value)` read, duplicates included.
-pub async fn consume_until(topic: &str, timeout: Duration, mut done: impl FnMut(&[(String, String)]) -> bool) -> Result<Vec<(String, String)>> {
+pub async fn consume_until(topic: &str, timeout: Duration, done: impl FnMut(&[(String, String)]) -> bool) -> Result<Vec<(String, String)>> {
+    read_until(topic, timeout, |m| (text(m.key()), text(m.payload())), done).await
+}
+
+/// The one read loop: `topic` from the beginning, each record turned into an `R` by `read`,
+/// until `done(records so far)` says stop or `timeout` passes.
+async fn read_until<R>(topic: &str, timeout: Duration, read: impl Fn(&BorrowedMessage<'_>) -> R, mut done: impl FnMut(&[R]) -> bool) -> Result<Vec<R>> {
     let consumer = reader(topic)?;
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
@@ -155,15 +148,17 @@ pub async fn consume_until(topic: &str, timeout: Duration, mut done: impl FnMut(
             break;
         }
         match tokio::time::timeout(left.min(Duration::from_millis(500)), consumer.recv()).await {
-            Ok(Ok(m)) => out.push((
-                String::from_utf8_lossy(m.key().unwrap_or_default()).into_owned(),
-                String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned(),
-            )),
+            Ok(Ok(m)) => out.push(read(&m)),
             Ok(Err(e)) => eprintln!("verifier consumer: {e}"),
             Err(_) => {}
         }
     }
     Ok(out)
+}
+
+/// Bytes read back, lossily as text (absent: empty).
+fn text(bytes: Option<&[u8]>) -> String {
+    String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned()
 }
 
 /// Counts records per key: `(distinct keys, duplicates)`.
@@ -186,6 +181,14 @@ pub fn turnpike_bin() -> PathBuf {
     let bin = dir.join("turnpike");
     assert!(bin.exists(), "{} is missing: run `cargo build -p turnpike` (tests/run.sh does)", bin.display());
     bin
+}
+
+/// The version the host registers its built-in plugins under: its own, as `turnpike --version`
+/// prints it (`turnpike 0.1.0`), so no test repeats a number the workspace manifest owns.
+pub fn host_version() -> Result<String> {
+    let out = Command::new(turnpike_bin()).arg("--version").output().context("running turnpike --version")?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.split_whitespace().nth(1).map(str::to_owned).with_context(|| format!("turnpike --version printed {text:?}"))
 }
 
 /// A free loopback port for an admin API.
@@ -254,20 +257,15 @@ impl HostProcess {
         Ok(())
     }
 
-    /// Asks the process to stop (SIGTERM) and waits for it.
+    /// Asks the process to stop (SIGTERM) and waits for it; kills it if it has not stopped
+    /// within 60 s.
     pub fn stop(&mut self) -> Result<std::process::ExitStatus> {
         let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait()? {
-                return Ok(status);
-            }
-            if Instant::now() > deadline {
-                self.child.kill()?;
-                bail!("turnpike did not stop within 60 s of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let stopped = wait_until("turnpike to stop after SIGTERM", Duration::from_secs(60), || Ok(self.child.try_wait()?));
+        if stopped.is_err() {
+            self.child.kill()?;
         }
+        stopped
     }
 }
 
@@ -343,34 +341,37 @@ pub fn upload_plugin(address: &str, name: &str, version: &str, bytes: &[u8]) -> 
     Ok((status, response))
 }
 
-/// A built-in plugin's component bytes, built from source.
+/// A built-in plugin's component bytes (embedded by `turnpike-builtins`).
 pub fn builtin(name: &str) -> Result<Vec<u8>> {
-    let built = turnpike_builtins::build_all()?;
-    let path = &built.iter().find(|(n, _)| *n == name).context("no such built-in")?.1;
-    Ok(std::fs::read(path)?)
+    Ok(turnpike_builtins::get(name).context("no such built-in")?.wasm.to_vec())
 }
 
 /// Waits until `GET /healthz` answers.
 pub fn wait_healthy(host: &HostProcess) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while http(&host.admin, "GET", "/healthz").map(|r| r.0).unwrap_or(0) != 200 {
-        if Instant::now() > deadline {
-            bail!("host never served; log:\n{}", host.log_text());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
+    let healthy = wait_until("GET /healthz to answer 200", Duration::from_secs(120), || {
+        Ok((http(&host.admin, "GET", "/healthz").map(|r| r.0).unwrap_or(0) == 200).then_some(()))
+    });
+    healthy.with_context(|| format!("host never served; log:\n{}", host.log_text()))
 }
 
-/// One fixture from `tests/components` (`faulty`, `tagger`, `wrong_world`), built from source.
+/// One fixture from `tests/components` (`faulty`, `tagger`, `wrong_world`, `partition_sink`),
+/// embedded by `turnpike-test-components`.
 pub fn fixture(name: &str) -> Result<Vec<u8>> {
-    Ok(std::fs::read(turnpike_builtins::build_test_fixtures()?.join(format!("{name}.wasm")))?)
+    Ok(turnpike_test_components::get(name).with_context(|| format!("no test fixture {name}"))?.to_vec())
 }
 
-/// The fault fixtures (`tests/components`), built from source: `(faulty.wasm, wrong_world.wasm)`.
+/// A fixture written to a file, for configs that name a plugin by path.
+pub fn fixture_file(name: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("turnpike-fixtures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, fixture(name)?)?;
+    Ok(path)
+}
+
+/// The fault fixtures as files: `(faulty.wasm, wrong_world.wasm)`.
 pub fn fixtures() -> Result<(PathBuf, PathBuf)> {
-    let out = turnpike_builtins::build_test_fixtures()?;
-    Ok((out.join("faulty.wasm"), out.join("wrong_world.wasm")))
+    Ok((fixture_file("faulty")?, fixture_file("wrong_world")?))
 }
 
 /// A host config with no connectors (they are added through the API), on the test broker,

@@ -82,7 +82,7 @@ fn config_error(e: ConfigError) -> ApiError {
 /// the connector keeps running what it ran.
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let config = parse_body(&host, &name, &body, true)?;
+    let config = parse_body(&host, &name, &body)?;
     let applied = detached(&host, move |h| async move { h.put_connector(config).await }).await?;
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
     let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
@@ -91,11 +91,11 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
     Ok((status, Json(answer)))
 }
 
-/// Parses a connector body as `PUT` and `validate` take it; `check` also applies the rules.
+/// Parses a connector body as `PUT` and `validate` take it (the host checks the rules).
 /// A redaction marker where `GET` showed one stands for the stored secret, so a configuration
 /// read, edited and sent back keeps its real credentials; a marker with nothing stored
 /// behind it is refused.
-fn parse_body(host: &Host, name: &str, body: &[u8], check: bool) -> Result<ConnectorConfig, ApiError> {
+fn parse_body(host: &Host, name: &str, body: &[u8]) -> Result<ConnectorConfig, ApiError> {
     let mut document: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
     let object = document
@@ -128,8 +128,8 @@ fn parse_body(host: &Host, name: &str, body: &[u8], check: bool) -> Result<Conne
         return Err(ApiError { problems, ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) });
     }
     let text = serde_json::to_vec(&document).unwrap_or_default();
-    let parsed = if check { HostConfig::connector_from_json(&text, "request body") } else { HostConfig::parse_connector_json(&text, "request body") };
-    parsed.map_err(config_error)
+    // Rules are checked by the host, with its own, so every problem is reported at once.
+    HostConfig::parse_connector_json(&text, "request body").map_err(config_error)
 }
 
 /// Whether two connector documents send data to the same places: the same HTTP grant, the
@@ -163,7 +163,7 @@ fn same_destinations(incoming: &serde_json::Value, stored: &serde_json::Value) -
 /// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
 #[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
 pub async fn validate(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
-    let config = parse_body(&host, &name, &body, false)?;
+    let config = parse_body(&host, &name, &body)?;
     let plugins = host.validate_connector(&config).await?;
     Ok(Json(serde_json::json!({ "valid": true, "plugins": plugins })))
 }
@@ -194,7 +194,7 @@ where
 {
     match tokio::spawn(op(host.clone())).await {
         Ok(done) => done,
-        Err(e) => Err(HostError::State(format!("the operation ended abnormally: {e}"))),
+        Err(e) => Err(HostError::Internal(format!("the operation ended abnormally: {e}"))),
     }
 }
 
@@ -307,4 +307,26 @@ pub async fn restart(
     let (n, only_failed) = (name.clone(), params.only_failed);
     let restarted = detached(&host, move |h| async move { h.restart(&n, only_failed).await }).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok((StatusCode::ACCEPTED, Json(serde_json::json!({ "connector": name, "restarted": restarted }))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_lost_lifecycle_task_is_an_internal_error_not_a_wrong_state() {
+        let runtime = turnpike_pipeline::Runtime::new().expect("engine");
+        let host = Arc::new(Host::new(runtime, Vec::new(), turnpike_pipeline::SandboxConfig::default()));
+        let broken = |_| async {
+            let panics: Option<()> = None;
+            panics.expect("the task broke");
+            Ok::<(), HostError>(())
+        };
+        let lost = detached(&host, broken).await.expect_err("the task panicked");
+        assert!(matches!(lost, HostError::Internal(_)), "{lost:?}");
+        let answer = lifecycle_error(lost, "c");
+        assert_eq!((answer.status, answer.error), (StatusCode::INTERNAL_SERVER_ERROR, "internal"));
+        let wrong = lifecycle_error(HostError::State("resume it instead".into()), "c");
+        assert_eq!(wrong.status, StatusCode::CONFLICT);
+    }
 }

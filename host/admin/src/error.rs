@@ -43,10 +43,14 @@ impl From<HostError> for ApiError {
             HostError::Invalid(problems) => Self { problems, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_config", detail) },
             HostError::NotFound(_) => Self::new(StatusCode::NOT_FOUND, "connector_not_found", detail),
             HostError::State(_) => Self::new(StatusCode::CONFLICT, "wrong_state", detail),
+            HostError::Internal(_) => {
+                tracing::error!(error = %detail, "internal error behind an API call");
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the host failed internally; see the host log")
+            }
             HostError::SwapFailed(_) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "swap_failed", detail),
-            HostError::Plugin(RegistryError::Broken { class, .. }) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, class, detail),
+            HostError::Plugin(RegistryError::Broken { class, .. }) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, class.as_str(), detail),
             HostError::Plugin(_) => Self::new(StatusCode::NOT_FOUND, "plugin_not_found", detail),
-            HostError::Load { source, .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, source.class(), detail),
+            HostError::Load { source, .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, source.class().as_str(), detail),
             HostError::VersionExists(_) => Self::new(StatusCode::CONFLICT, "version_exists", detail),
             HostError::InUse { .. } => Self::new(StatusCode::CONFLICT, "plugin_in_use", detail),
             HostError::DryRun(DryRunError::TooMany(_)) => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_many_samples", detail),
@@ -57,9 +61,9 @@ impl From<HostError> for ApiError {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "wrong_kind", detail)
             }
             HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Fault(f))) => {
-                Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class(), detail)
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class().as_str(), detail)
             }
-            HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Fault(f))) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class(), detail),
+            HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Fault(f))) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, f.class().as_str(), detail),
             HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
             }

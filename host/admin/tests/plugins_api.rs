@@ -1,7 +1,7 @@
 //! The plugin endpoints, in process (`tower::ServiceExt::oneshot`), with the real built-in
-//! components built from source.
+//! components embedded by turnpike-builtins.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -11,9 +11,7 @@ use tower::ServiceExt;
 use turnpike_pipeline::{Host, Runtime, SandboxConfig};
 
 fn component(name: &str) -> Vec<u8> {
-    static BUILT: OnceLock<Vec<(&'static str, std::path::PathBuf)>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| turnpike_builtins::build_all().expect("built-in plugins build"));
-    std::fs::read(&built.iter().find(|(n, _)| *n == name).expect("built-in").1).expect("read")
+    turnpike_builtins::get(name).expect("built-in").wasm.to_vec()
 }
 
 fn app_with_cap(cap: usize) -> Router {

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use turnpike_builtins::{cargo, ensure_wasm_target, run, WASM_TARGET};
+use turnpike_wasm_build::{cargo, ensure_wasm_target, run, WASM_TARGET};
 
 use crate::embedded::write_support;
 use crate::error::io;
@@ -53,7 +53,7 @@ pub fn build(project: &Path) -> Result<Built, AuthoringError> {
         }
     };
     if !component.is_file() {
-        return Err(turnpike_builtins::BuildError::Missing(component).into());
+        return Err(turnpike_wasm_build::BuildError::Missing(component).into());
     }
     Ok(Built { lang, name, component })
 }

@@ -27,7 +27,7 @@ pub enum AuthoringError {
     },
     /// A tool failed or could not be run.
     #[error(transparent)]
-    Tool(#[from] turnpike_builtins::BuildError),
+    Tool(#[from] turnpike_wasm_build::BuildError),
     /// `cargo metadata` said something unexpected.
     #[error("could not read the Rust project's metadata: {0}")]
     Metadata(String),

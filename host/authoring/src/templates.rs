@@ -46,9 +46,16 @@ pub fn new_plugin(lang: Lang, name: &str, parent: &Path) -> Result<PathBuf, Auth
 }
 
 fn readme(name: &str, lang: Lang, test: &str) -> String {
+    let build = format!("turnpike plugin build                                   # -> {name}.wasm");
+    // Python and JavaScript tests import the SDK copy in `.turnpike/`, which `plugin new` and
+    // every build write; in a fresh clone of a project (it is not committed) build first.
+    let first_steps = match lang {
+        Lang::Rust => format!("{test}\n{build}"),
+        Lang::Python | Lang::Js => format!("{build}, and .turnpike/ (the SDK copy the tests import)\n{test}"),
+    };
     format!(
         "# {name}\n\nA Turnpike transform in {lang}: replaces one JSON field (`field`, default `email`) with `***`.\n\n\
-         ```sh\n{test}\nturnpike plugin build                                   # -> {name}.wasm\n\
+         ```sh\n{first_steps}\n\
          turnpike plugin test {name}.wasm --input records.jsonl   # through the real runtime, no broker\n\
          turnpike plugin push {name}.wasm --name {name} --version 0.1.0   # onto a running host (e.g. `turnpike dev`)\n\
          turnpike connector apply -f connector.yaml              # run it: customers -> customers.{name}\n```\n",
@@ -61,7 +68,7 @@ fn readme(name: &str, lang: Lang, test: &str) -> String {
 }
 
 fn rust(name: &str) -> Vec<(&'static str, String)> {
-    let sdk = turnpike_builtins::repo_root().join("sdk").join("rust");
+    let sdk = turnpike_wasm_build::source_root().join("sdk").join("rust");
     let cargo = format!(
         r#"[package]
 name = "{name}"
@@ -230,7 +237,7 @@ mod tests {
     /// its own, so only its code is compared): they must not drift apart.
     #[test]
     fn the_redact_examples_are_the_templates() {
-        let examples = turnpike_builtins::repo_root().join("examples").join("plugins");
+        let examples = turnpike_wasm_build::source_root().join("examples").join("plugins");
         let dir = std::env::temp_dir().join(format!("turnpike-templates-{}", std::process::id()));
         let common = ["records.jsonl", "connector.yaml", "README.md"];
         for (lang, own) in [(Lang::Rust, &["src/lib.rs"][..]), (Lang::Python, &["plugin.py", "test_plugin.py"]), (Lang::Js, &["plugin.js", "plugin.test.js"])] {

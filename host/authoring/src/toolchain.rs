@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use turnpike_builtins::run;
+use turnpike_wasm_build::run;
 
 use crate::AuthoringError;
 

@@ -33,12 +33,12 @@ async fn run() -> anyhow::Result<()> {
     let mut kafka = KafkaSettings::bootstrap(broker.bootstrap_servers()).pairs();
     kafka.push(("fetch.wait.max.ms".into(), "2".into()));
     let host = Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default());
-    let identity = std::fs::read(&turnpike_builtins::build_all()?.into_iter().find(|(n, _)| *n == "identity").expect("identity").1)?;
+    let identity = turnpike_builtins::get("identity").expect("identity").wasm.to_vec();
     for version in ["1", "2"] {
         host.upload_plugin(PluginName::parse("xf")?, version.into(), identity.clone()).await?;
     }
     let connector = |version: &str| {
-        HostConfig::connector_from_yaml(
+        HostConfig::parse_connector_yaml(
             &format!("name: swap\ntopics: [in]\noutput_topic: out\nbatch: {{ max_wait_ms: 2 }}\ntransforms:\n  - plugin: xf@{version}\n"),
             "bench",
         )

@@ -31,7 +31,7 @@ struct Row {
 
 fn main() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let examples = turnpike_builtins::repo_root().join("examples").join("plugins");
+    let examples = turnpike_wasm_build::source_root().join("examples").join("plugins");
     let values: Vec<String> = (0..BATCH).map(customer).collect();
     let batch = host_batch(&values);
     let mut rows = Vec::new();

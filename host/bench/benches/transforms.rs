@@ -29,11 +29,7 @@ struct Row {
 fn main() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let runtime = Runtime::new()?;
-    let built = turnpike_builtins::build_all()?;
-    let load = |name: &str| -> anyhow::Result<Plugin> {
-        let path = &built.iter().find(|(n, _)| *n == name).expect("built-in").1;
-        Ok(runtime.load(&std::fs::read(path)?)?)
-    };
+    let load = |name: &str| -> anyhow::Result<Plugin> { Ok(runtime.load(turnpike_builtins::get(name).expect("built-in").wasm)?) };
     let identity = load("identity")?;
     let pii = load("pii-mask")?;
     let values: Vec<String> = (0..1024).map(customer).collect();

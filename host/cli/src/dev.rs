@@ -90,7 +90,7 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     let host = Arc::new(Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default()));
     serve::load_builtins(&host).await?;
     for (yaml, what) in [(DEMO_CONNECTOR, "built-in demo connector"), (DEMO_SOURCE, "built-in demo source")] {
-        let connector: ConnectorConfig = HostConfig::connector_from_yaml(yaml, what)?;
+        let connector: ConnectorConfig = HostConfig::parse_connector_yaml(yaml, what)?;
         host.put_connector(connector).await?;
     }
 
@@ -198,11 +198,12 @@ mod tests {
 
     #[test]
     fn the_demo_connector_is_valid() {
-        let c = HostConfig::connector_from_yaml(DEMO_CONNECTOR, "demo").unwrap();
-        assert_eq!(c.output(), "customers.masked");
-        let s = HostConfig::connector_from_yaml(DEMO_SOURCE, "demo").unwrap();
-        assert_eq!((s.kind(), s.output()), (turnpike_config::ConnectorKind::Source, "orders"));
-        assert!(s.validate("demo").is_empty());
+        let sandbox = turnpike_config::SandboxConfig::default();
+        let valid = |yaml| turnpike_config::Connector::validate(HostConfig::parse_connector_yaml(yaml, "demo").unwrap(), &sandbox, "demo").unwrap();
+        let c = valid(DEMO_CONNECTOR);
+        assert_eq!(c.output().map(|o| o.topic.as_str()), Some("customers.masked"));
+        let s = valid(DEMO_SOURCE);
+        assert_eq!((s.kind(), s.output().map(|o| o.topic.as_str())), (turnpike_config::ConnectorKind::Source, Some("orders")));
     }
 
     #[test]

@@ -9,17 +9,11 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::{AdminConfig, PluginName};
 use turnpike_pipeline::Host;
 
-/// Builds the built-in plugins from source (a no-op when up to date) and registers them.
+/// Registers the built-in plugins, whose components are embedded in this binary.
 pub async fn load_builtins(host: &Host) -> Result<()> {
-    tracing::info!("building built-in plugins (first run compiles them, later runs reuse the build)");
-    let built = tokio::task::spawn_blocking(turnpike_builtins::build_all)
-        .await
-        .context("plugin build task")?
-        .context("building the built-in plugins")?;
-    for (name, path) in built {
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let name = PluginName::parse(name).context("built-in plugin name")?;
-        host.load_plugin(name, env!("CARGO_PKG_VERSION").to_owned(), bytes).await?;
+    for builtin in turnpike_builtins::BUILTINS {
+        let name = PluginName::parse(builtin.name).context("built-in plugin name")?;
+        host.load_plugin(name, env!("CARGO_PKG_VERSION").to_owned(), builtin.wasm.to_vec()).await?;
     }
     Ok(())
 }

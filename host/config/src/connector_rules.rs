@@ -1,5 +1,6 @@
-//! The rules of a connector that types alone cannot express, checked purely (no I/O) so the
-//! config file loader, the admin API and `run --check` report the same problems.
+//! The rules of a connector that types alone cannot express, checked purely (no I/O). Only
+//! [`crate::Connector::validate`] calls them, so the config file loader, the admin API and
+//! `run --check` report the same problems.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +14,8 @@ pub const GROUP_PREFIX: &str = "turnpike-";
 impl ConnectorConfig {
     /// Checks the rules that types alone cannot express. `key` is the path of this connector
     /// in its document (e.g. `connectors[2]`); every problem is returned, none is fatal alone.
-    pub fn validate(&self, key: &str) -> Vec<Problem> {
+    /// `http.allow` entries are parsed (and reported) by the validation that keeps them.
+    pub(crate) fn rule_problems(&self, key: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut add = |field: &str, msg: String| problems.push(Problem::new(format!("{key}.{field}"), msg));
         let kind = self.kind();
@@ -33,7 +35,7 @@ impl ConnectorConfig {
         let mut seen = BTreeSet::new();
         for (i, t) in self.topics.iter().enumerate() {
             if !seen.insert(t) {
-                add(&format!("topics[{i}]"), format!("topic {t:?} is listed twice"));
+                add(&format!("topics[{i}]"), format!("topic {:?} is listed twice", t.as_str()));
             }
         }
         if let Some(dlq) = &self.errors.dead_letter_topic {
@@ -60,11 +62,6 @@ impl ConnectorConfig {
                 add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
             }
         }
-        for (i, entry) in self.http.allow.iter().enumerate() {
-            if let Err(why) = crate::AllowedHost::parse(entry) {
-                add(&format!("http.allow[{i}]"), why);
-            }
-        }
         for (field, config) in [("source.config", self.source.as_ref().map(|s| &s.config)), ("sink.config", self.sink.as_ref().map(|s| &s.config))] {
             if config.is_some_and(|c| !c.is_object()) {
                 add(field, "must be a mapping of keys to values".into());
@@ -82,7 +79,7 @@ impl ConnectorConfig {
                 break;
             }
             if !routes.insert(t) {
-                add(&format!("routes[{i}]"), format!("topic {t:?} is listed twice"));
+                add(&format!("routes[{i}]"), format!("topic {:?} is listed twice", t.as_str()));
             } else if self.topics.contains(t) {
                 add(&format!("routes[{i}]"), format!("{:?} is also an input topic: the connector would consume its own output", t.as_str()));
             } else if self.errors.dead_letter_topic.as_ref() == Some(t) {

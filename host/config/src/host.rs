@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{AdminConfig, ConfigError, ConnectorConfig, PluginName, Problem, Ranged};
+use crate::serde_words::in_users_words;
+use crate::{AdminConfig, ConfigError, Connector, ConnectorConfig, PluginName, Problem, Ranged};
 
 /// The whole host configuration (`turnpike run -c FILE`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,31 +170,27 @@ impl HostConfig {
         }
     }
 
-    /// Parses one connector definition (YAML) and checks it.
-    pub fn connector_from_yaml(text: &str, origin: &str) -> Result<ConnectorConfig, ConfigError> {
-        checked(parse_yaml(text, origin)?, origin)
+    /// Parses one connector definition (YAML) without checking its rules: the host validates
+    /// what it is given ([`Connector::validate`]), together with its own rules.
+    pub fn parse_connector_yaml(text: &str, origin: &str) -> Result<ConnectorConfig, ConfigError> {
+        parse_yaml(text, origin)
     }
 
-    /// Parses one connector definition sent as JSON (the admin API) and checks it.
-    pub fn connector_from_json(text: &[u8], origin: &str) -> Result<ConnectorConfig, ConfigError> {
-        checked(Self::parse_connector_json(text, origin)?, origin)
-    }
-
-    /// Parses one connector definition sent as JSON without checking its rules (for a caller
-    /// that reports rule problems together with others).
+    /// Parses one connector definition sent as JSON (the admin API) without checking its
+    /// rules, as [`HostConfig::parse_connector_yaml`].
     pub fn parse_connector_json(text: &[u8], origin: &str) -> Result<ConnectorConfig, ConfigError> {
         let mut de = serde_json::Deserializer::from_slice(text);
         let connector: ConnectorConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();
-            let message = message.rfind(" at line ").map_or(message.as_str(), |i| &message[..i]).to_owned();
+            let message = in_users_words(message.rfind(" at line ").map_or(message.as_str(), |i| &message[..i]));
             ConfigError::Syntax { origin: origin.to_owned(), message: if path == "." { message } else { format!("{path}: {message}") } }
         })?;
         Ok(connector)
     }
 
     /// Every rule broken by this configuration, each with its key.
-    pub fn validate(&self) -> Vec<Problem> {
+    fn validate(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         match self.kafka.0.get("bootstrap.servers") {
             Some(Scalar::Text(s)) if !s.trim().is_empty() => {}
@@ -206,20 +203,29 @@ impl HostConfig {
             if !names.insert(&c.name) {
                 problems.push(Problem::new(format!("{key}.name"), format!("connector {:?} is defined twice", c.name.as_str())));
             }
-            problems.extend(c.validate(&key));
-            problems.extend(self.sandbox.check(c, &key));
+            if let Err(found) = Connector::validate(c.clone(), &self.sandbox, &key) {
+                problems.extend(found);
+            }
         }
         problems
     }
-}
 
-/// A parsed connector, if it breaks no rule.
-fn checked(connector: ConnectorConfig, origin: &str) -> Result<ConnectorConfig, ConfigError> {
-    let problems = connector.validate("connector");
-    if problems.is_empty() {
-        Ok(connector)
-    } else {
-        Err(ConfigError::Invalid { origin: origin.to_owned(), problems })
+    /// The file's connectors, validated. Only a config that [`HostConfig::from_yaml`]
+    /// accepted has them, so this cannot fail for one.
+    pub fn validated_connectors(&self) -> Result<Vec<Connector>, ConfigError> {
+        let mut problems = Vec::new();
+        let mut connectors = Vec::new();
+        for (i, c) in self.connectors.iter().enumerate() {
+            match Connector::validate(c.clone(), &self.sandbox, &format!("connectors[{i}]")) {
+                Ok(valid) => connectors.push(valid),
+                Err(found) => problems.extend(found),
+            }
+        }
+        if problems.is_empty() {
+            Ok(connectors)
+        } else {
+            Err(ConfigError::Invalid { origin: "config".to_owned(), problems })
+        }
     }
 }
 
@@ -240,8 +246,8 @@ fn parse_yaml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Config
 fn bare_message(text: &str) -> String {
     let text = text.rfind(" at line ").map_or(text, |i| &text[..i]);
     match text.split_once(": ") {
-        Some((head, rest)) if !head.is_empty() && !head.contains(char::is_whitespace) => rest.to_owned(),
-        _ => text.to_owned(),
+        Some((head, rest)) if !head.is_empty() && !head.contains(char::is_whitespace) => in_users_words(rest),
+        _ => in_users_words(text),
     }
 }
 

@@ -13,6 +13,8 @@ mod host;
 mod http_allow;
 mod names;
 mod ranged;
+mod serde_words;
+mod validated;
 
 pub use connector::{
     BatchConfig, ConnectorConfig, ConnectorKind, ErrorTolerance, ErrorsConfig, HttpAccess, Limits, RestartPolicy, SinkStep, SourceStep, StartFrom,
@@ -25,3 +27,4 @@ pub use admin::{check_listen, AdminConfig, ApiLimits};
 pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
 pub use ranged::{OutOfRange, Ranged};
+pub use validated::{Connector, Flow, HttpGrantSpec, Output};

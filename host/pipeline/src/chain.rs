@@ -11,11 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use turnpike_config::{ErrorTolerance, ErrorsConfig};
 use turnpike_runtime::{
-    input_len, input_source, next_stage_input, passthrough, single, CallError, CreateError, ErrorKind, Fault, InputBatch,
-    InstanceLabels, InstanceLimits, OutputBatch, OutputMerger, OutputView, PluginError, RecordError, Source,
-    TransformInstance,
+    input_len, CallError, CreateError, ErrorKind, Fault, InputBatch, InstanceLabels, InstanceLimits, OutputBatch, OutputView, PluginError,
+    RecordError, TransformInstance,
 };
 
+use crate::batches::{input_source, next_stage_input, single, ChainBatch, OutputMerger, Source};
 use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
 use crate::retry::{Next, Retry};
@@ -35,9 +35,9 @@ impl Stage {
 }
 
 /// What a batch became.
-pub(crate) struct ChainOutput {
-    /// The last stage's output; owns every output byte.
-    pub(crate) batch: OutputBatch,
+pub(crate) struct ChainOutput<'a> {
+    /// The last stage's output, or the batch read itself when the chain has no transform.
+    pub(crate) batch: ChainBatch<'a>,
     /// For each output of `batch` to send: its index in `batch`, and the destination chosen
     /// by this or an earlier stage (else the connector's output topic).
     pub(crate) sends: Vec<(usize, Option<String>)>,
@@ -62,11 +62,11 @@ pub(crate) enum ChainError {
 }
 
 impl ChainError {
-    pub(crate) fn class(&self) -> &'static str {
+    pub(crate) fn class(&self) -> turnpike_runtime::FaultClass {
         match self {
             ChainError::Create { source, .. } => source.class(),
             ChainError::Fault { source, .. } => source.class(),
-            ChainError::Stopping => "stopping",
+            ChainError::Stopping => turnpike_runtime::FaultClass::Stopping,
         }
     }
 }
@@ -255,13 +255,14 @@ impl Chain {
     /// Runs a batch through every stage. With `route_by_topic`, each record's own topic is
     /// where its outputs go unless a stage picks another (records polled from a source carry
     /// their destination); otherwise outputs go to the connector's output topic.
-    pub(crate) async fn run(&mut self, batch: &InputBatch, route_by_topic: bool) -> Result<ChainOutput, ChainError> {
+    /// An empty chain hands `batch` on as it is: nothing is copied.
+    pub(crate) async fn run<'a>(&mut self, batch: &'a InputBatch, route_by_topic: bool) -> Result<ChainOutput<'a>, ChainError> {
         let n = input_len(batch);
         let route_of = |i: usize| route_by_topic.then(|| batch.topics[input_source(batch, i).topic as usize].clone());
         if self.stages.is_empty() {
             let sends = (0..n).map(|i| (i, route_of(i))).collect();
             let origins = (0..n as u32).collect();
-            return Ok(ChainOutput { batch: passthrough(batch), sends, origins, failed: Vec::new() });
+            return Ok(ChainOutput { batch: ChainBatch::Passed(batch), sends, origins, failed: Vec::new() });
         }
         // Where each Kafka record came from; every later stage sees its inputs as coming from
         // the same topic, partition and offset.
@@ -285,17 +286,17 @@ impl Chain {
                 }
             };
             for RecordError { input, error } in &out.errors {
-                fail(*input, error.kind, "record_error", error.message.clone());
+                fail(*input, error.kind, turnpike_runtime::FaultClass::RecordError.as_str(), error.message.clone());
             }
             for (input, fault) in poisoned {
-                fail(input, ErrorKind::InvalidRecord, fault.class(), fault.to_string());
+                fail(input, ErrorKind::InvalidRecord, fault.class().as_str(), fault.to_string());
             }
             let view = OutputView::new(&out);
             // A sink connector writes to its sink, where a route means nothing.
             if let Some(writable) = &self.writable {
                 for p in view.iter() {
                     if let Some(topic) = p.topic.filter(|t| !writable.iter().any(|w| w == t)) {
-                        fail(p.input, ErrorKind::InvalidRecord, "route_refused", route_refused(topic, writable));
+                        fail(p.input, ErrorKind::InvalidRecord, turnpike_runtime::FaultClass::RouteRefused.as_str(), route_refused(topic, writable));
                     }
                 }
             }
@@ -308,7 +309,7 @@ impl Chain {
             if i + 1 == self.stages.len() {
                 let origins = kept.iter().map(|k| k.1).collect();
                 let sends = kept.into_iter().map(|(j, _, route)| (j, route)).collect();
-                return Ok(ChainOutput { batch: out, sends, origins, failed });
+                return Ok(ChainOutput { batch: ChainBatch::Transformed(out), sends, origins, failed });
             }
             let keep: Vec<(usize, Source)> = kept.iter().map(|&(j, origin, _)| (j, sources[origin as usize])).collect();
             origins = kept.iter().map(|k| k.1).collect();
@@ -316,5 +317,38 @@ impl Chain {
             owned = Some(next_stage_input(out, &keep, batch.topics.clone()));
         }
         unreachable!("an empty chain returned before the loop")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Events;
+    use turnpike_runtime::{BatchBuilder, RecordRef};
+
+    fn empty_chain() -> Chain {
+        let status = Arc::new(LiveStatus::new("c", Arc::new(Events::default())));
+        let cx = ChainContext { connector: "c".into(), limits: InstanceLimits::default(), errors: ErrorsConfig::default(), status, writable: None, cancel: CancellationToken::new() };
+        Chain::new(Vec::new(), cx)
+    }
+
+    /// Sinks and sources without transforms used to copy every batch into an output batch;
+    /// an empty chain now hands the batch read through as it is.
+    #[tokio::test]
+    async fn an_empty_chain_hands_its_input_through_without_copying() {
+        let mut b = BatchBuilder::default();
+        b.push(RecordRef { key: None, value: Some(b"one"), timestamp: Some(1), topic: "a", partition: 0, offset: 5 }, [("h", &b"x"[..])]);
+        b.push(RecordRef { key: Some(b"k"), value: Some(b"two"), timestamp: None, topic: "b", partition: 1, offset: 6 }, []);
+        let batch = b.finish();
+        let mut chain = empty_chain();
+        let out = chain.run(&batch, true).await.expect("an empty chain runs no plugin");
+        assert!(matches!(&out.batch, ChainBatch::Passed(passed) if std::ptr::eq(*passed, &batch)), "the batch read itself, not a copy");
+        let second = out.batch.get(1);
+        assert!(second.value.is_some_and(|v| batch.data.as_ptr_range().contains(&v.as_ptr())), "values point into the batch read");
+        assert_eq!((second.key, second.value, second.timestamp), (Some(&b"k"[..]), Some(&b"two"[..]), None));
+        assert_eq!(out.batch.get(0).headers.collect::<Vec<_>>(), [("h", &b"x"[..])]);
+        assert_eq!(out.sends, [(0, Some("a".to_owned())), (1, Some("b".to_owned()))], "each record routed by its own topic");
+        assert_eq!(out.origins, [0, 1]);
+        assert!(out.failed.is_empty());
     }
 }

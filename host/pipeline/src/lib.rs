@@ -4,6 +4,7 @@
 //! ([`task`]) feeding batches through its [`chain`], and a committer ([`committer`]) that
 //! commits input offsets only once every output derived from them is acknowledged.
 
+mod batches;
 mod chain;
 mod failures;
 mod retry;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use turnpike_config::{PluginName, PluginRef};
-use turnpike_runtime::Plugin;
+use turnpike_runtime::{FaultClass, Plugin};
 
 /// A registered plugin version.
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ pub struct BrokenPlugin {
     /// Its version.
     pub version: String,
     /// The load error's class (`wrong_world`, `core_module`, `invalid_component`, …).
-    pub class: &'static str,
+    pub class: FaultClass,
     /// The load error.
     pub reason: String,
 }
@@ -48,7 +48,7 @@ pub enum RegistryError {
         /// `name@version`.
         plugin: String,
         /// The load error's class.
-        class: &'static str,
+        class: FaultClass,
         /// The load error.
         reason: String,
     },
@@ -73,11 +73,11 @@ pub enum RegistryError {
 }
 
 impl RegistryError {
-    /// A short stable name for status pages and metrics labels.
-    pub fn class(&self) -> &'static str {
+    /// The class status pages and metrics labels show.
+    pub fn class(&self) -> FaultClass {
         match self {
-            RegistryError::Broken { class, .. } => class,
-            RegistryError::UnknownPlugin { .. } | RegistryError::UnknownVersion { .. } => "plugin_unavailable",
+            RegistryError::Broken { class, .. } => *class,
+            RegistryError::UnknownPlugin { .. } | RegistryError::UnknownVersion { .. } => FaultClass::PluginUnavailable,
         }
     }
 }

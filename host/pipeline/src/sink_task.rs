@@ -12,10 +12,11 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
 use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange, Producer};
 use turnpike_runtime::{
-    input_len, input_source, next_stage_input, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, RecordError,
-    SinkInstance, BatchBuilder, TopicPartition,
+    input_len, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, RecordError, SinkInstance, BatchBuilder, TopicPartition,
 };
+use turnpike_runtime::FaultClass;
 
+use crate::batches::input_source;
 use crate::chain::{Chain, ChainOutput};
 use crate::failures::{ErrorPolicy, FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
@@ -146,7 +147,8 @@ impl SinkTask {
         let output = self.chain.run(batch, false).await?;
         let ChainOutput { batch: out, sends, origins, mut failed } = output;
         let keep: Vec<_> = sends.iter().zip(&origins).map(|((j, _), &origin)| (*j, input_source(batch, origin as usize))).collect();
-        let to_write = next_stage_input(out, &keep, batch.topics.clone());
+        // Without transforms this is `batch` itself, not a copy.
+        let to_write = out.into_sink_input(&keep, &batch.topics);
         let Some(rejected) = self.write(sink, &to_write).await? else { return Err(Exit::Shutdown) };
         let rejected = distinct_rejections(rejected).map_err(|why| Exit::Failed(self.sink_fault(&turnpike_runtime::Fault::InvalidOutput(why))))?;
         for r in &rejected {
@@ -155,7 +157,7 @@ impl SinkTask {
                 stage: "sink".into(),
                 plugin: self.plugin.label(),
                 kind: r.error.kind,
-                class: "record_error".into(),
+                class: FaultClass::RecordError.into(),
                 message: r.error.message.clone(),
             });
         }
@@ -218,12 +220,12 @@ impl SinkTask {
                     tracing::info!(connector = %self.config.name, plugin = %self.plugin.label(), %message, attempt = retry.attempts(), "sink asked to retry the flush");
                 }
                 Err(CallError::Plugin { message, .. }) => {
-                    return Err(FaultInfo::new("record_error", format!("plugin {} (sink) could not flush: {message}; offsets not committed", self.plugin.label())).into());
+                    return Err(FaultInfo::new(FaultClass::SinkFlush, format!("plugin {} (sink) could not flush: {message}; offsets not committed", self.plugin.label())).into());
                 }
             }
         }
         for delivery in std::mem::take(&mut unflushed.dead_letters) {
-            delivery.wait().await.map_err(|e| FaultInfo::new("kafka", format!("dead-letter topic: {e}")))?;
+            delivery.wait().await.map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("dead-letter topic: {e}")))?;
         }
         if let Err(e) = self.consumer.commit_off_thread(&unflushed.offsets, sync).await {
             tracing::warn!(connector = %self.config.name, error = %e, "offset commit failed; will retry");
@@ -249,7 +251,7 @@ impl SinkTask {
             let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
             sink.partitions(&partitions, assigned).await.map_err(|e| match e {
                 CallError::Fault(f) => self.sink_fault(&f),
-                other => FaultInfo::new("record_error", other.to_string()),
+                other => FaultInfo::new(FaultClass::RecordError, other.to_string()),
             })?;
         }
         Ok(())

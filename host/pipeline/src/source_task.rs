@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ErrorTolerance};
 use turnpike_kafka::{read_position, Producer};
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
+use turnpike_runtime::FaultClass;
 
 use crate::chain::{route_refused, Chain};
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
@@ -58,8 +59,8 @@ impl SourceTask {
         let (kafka, topic, name) = (self.kafka.clone(), self.positions_topic.clone(), self.config.name.to_string());
         let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name))
             .await
-            .map_err(|e| FaultInfo::new("kafka", format!("positions task: {e}")))?
-            .map_err(|e| FaultInfo::new("kafka", format!("reading the last source position: {e}")))?;
+            .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("positions task: {e}")))?
+            .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("reading the last source position: {e}")))?;
         let source = create(&self.plugin, &self.config, &self.limits, &self.status, position.as_deref()).await?;
         self.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         Ok((position, source))
@@ -126,7 +127,7 @@ impl SourceTask {
                         Next::Again => {}
                         Next::Stop => return Err(Exit::Shutdown),
                         Next::GiveUp => {
-                            return Err(FaultInfo::new("record_error", format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())).into())
+                            return Err(FaultInfo::new(FaultClass::RecordError, format!("plugin {} (source) kept failing past errors.retry_timeout_ms: {message}", self.plugin.label())).into())
                         }
                     }
                     LiveStatus::add(&self.status.retries, 1);
@@ -134,7 +135,7 @@ impl SourceTask {
                 }
                 Err(CallError::Plugin { kind, message }) => {
                     if kind == ErrorKind::Fatal || self.config.errors.tolerance == ErrorTolerance::None {
-                        return Err(FaultInfo::new("record_error", format!("plugin {} (source) failed a poll: {message}", self.plugin.label())).into());
+                        return Err(FaultInfo::new(FaultClass::RecordError, format!("plugin {} (source) failed a poll: {message}", self.plugin.label())).into());
                     }
                     tracing::warn!(connector = %self.config.name, plugin = %self.plugin.label(), stage = "source", error = %message, "poll failed; skipped (errors.tolerance is all)");
                     LiveStatus::add(&self.status.records_failed, 1);
@@ -160,7 +161,7 @@ impl SourceTask {
         let mut source_failed: Vec<FailedRecord> = polled
             .errors
             .iter()
-            .map(|e| FailedRecord { origin: e.input, stage: "source".into(), plugin: self.plugin.label(), kind: e.error.kind, class: "record_error".into(), message: e.error.message.clone() })
+            .map(|e| FailedRecord { origin: e.input, stage: "source".into(), plugin: self.plugin.label(), kind: e.error.kind, class: FaultClass::RecordError.into(), message: e.error.message.clone() })
             .collect();
         source_failed.extend(self.refused_routes(&polled.batch, &source_failed));
         if let Some(fault) = self.policy.judge(&source_failed, &polled.batch, from) {
@@ -197,7 +198,7 @@ impl SourceTask {
                     stage: "source".into(),
                     plugin: self.plugin.label(),
                     kind: ErrorKind::InvalidRecord,
-                    class: "route_refused".into(),
+                    class: FaultClass::RouteRefused.into(),
                     message: route_refused(topic, writable),
                 })
             })

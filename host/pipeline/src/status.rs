@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use turnpike_config::{ConnectorConfig, ConnectorKind};
+use turnpike_runtime::FaultClass;
 
 use crate::events::{EventKind, Events};
 
@@ -31,10 +32,8 @@ pub enum ConnectorState {
 /// Why a connector failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FaultInfo {
-    /// A stable class: `plugin_config`, `plugin_unavailable`, `wrong_world`, `core_module`,
-    /// `invalid_component`, `trap`, `timeout`, `memory_limit`, `output_limit`,
-    /// `host_capacity`, `invalid_output`, `record_error`, `unreadable_record`,
-    /// `route_refused`, `config`, `kafka`, `panic`.
+    /// A stable class (`trap`, `record_error`, `kafka`, …); README.md lists every one under
+    /// "Fault classes" (`turnpike_runtime::FaultClass`).
     pub class: String,
     /// What happened, for a person.
     pub message: String,
@@ -42,7 +41,7 @@ pub struct FaultInfo {
 
 impl FaultInfo {
     /// A fault of `class`, explained by `message`.
-    pub(crate) fn new(class: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(class: FaultClass, message: impl Into<String>) -> Self {
         Self { class: class.into(), message: message.into() }
     }
 
@@ -164,9 +163,9 @@ impl LiveStatus {
     }
 
     /// Counts and reports a plugin fault (in `create` or in a batch).
-    pub(crate) fn fault(&self, plugin: &str, class: &str, message: &str) {
-        *self.faults.lock().unwrap_or_else(|p| p.into_inner()).entry(class.to_owned()).or_default() += 1;
-        self.events.emit(&self.name, EventKind::PluginFault { plugin: plugin.to_owned(), class: class.to_owned(), message: message.to_owned() });
+    pub(crate) fn fault(&self, plugin: &str, class: FaultClass, message: &str) {
+        *self.faults.lock().unwrap_or_else(|p| p.into_inner()).entry(class.into()).or_default() += 1;
+        self.events.emit(&self.name, EventKind::PluginFault { plugin: plugin.to_owned(), class: class.into(), message: message.to_owned() });
     }
 
     /// Records the plugin versions the current run resolved (`name@version`).

@@ -9,7 +9,7 @@ use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, ConnectorKind, PluginRef, RestartPolicy};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
-use turnpike_runtime::{HttpGrant, InstanceLimits, PluginKind};
+use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind};
 
 use crate::chain::{Chain, ChainContext, Stage};
 use crate::events::EventKind;
@@ -63,7 +63,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, config: tokio::sync::watch::R
             })
         };
         if let Err(e) = run.await {
-            let fault = FaultInfo::new("panic", format!("the connector's task ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e)));
+            let fault = FaultInfo::new(FaultClass::Panic, format!("the connector's task ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e)));
             tracing::error!(connector = %name, error = %fault.message, "connector task panicked");
             status.set(ConnectorState::Failed, Some(fault));
         }
@@ -95,7 +95,7 @@ pub(crate) async fn guarded(status: Arc<LiveStatus>, supervisor: impl std::futur
     if let Err(e) = tokio::spawn(supervisor).await {
         let message = format!("the connector's supervisor ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e));
         tracing::error!(connector = %status.name(), error = %message, "connector supervisor panicked");
-        status.set(ConnectorState::Failed, Some(FaultInfo::new("panic", message)));
+        status.set(ConnectorState::Failed, Some(FaultInfo::new(FaultClass::Panic, message)));
     }
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     let actual = info.plugin.kind();
     if actual != wanted {
         let message = format!("{} is a {} plugin; this stage needs a {} plugin", info.label(), actual.as_str(), wanted.as_str());
-        return Err(FaultInfo { class: "wrong_kind".into(), message });
+        return Err(FaultInfo { class: FaultClass::WrongKind.into(), message });
     }
     Ok(info)
 }
@@ -198,8 +198,8 @@ fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus
         .iter()
         .map(|step| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform)?, &step.config)))
         .collect::<Result<Vec<_>, FaultInfo>>()?;
-    let kafka_fault = |e: KafkaError| FaultInfo { class: "kafka".into(), message: e.to_string() };
-    let limits = instance_limits(config).map_err(|e| FaultInfo { class: "config".into(), message: format!("http.allow: {e}") })?;
+    let kafka_fault = |e: KafkaError| FaultInfo { class: FaultClass::Kafka.into(), message: e.to_string() };
+    let limits = instance_limits(config).map_err(|e| FaultInfo { class: FaultClass::Config.into(), message: format!("http.allow: {e}") })?;
     let writable = (config.kind() != ConnectorKind::Sink).then(|| config.writable_topics().into_iter().filter(|t| *t != shared.positions_topic).map(str::to_owned).collect());
     let cx = ChainContext { connector: config.name.to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
     let chain = Chain::new(stages, cx);

@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
 use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, Offsets, OutgoingRecord, Producer};
-use turnpike_runtime::{BatchBuilder, InputBatch, OutputView, RecordRef};
+use turnpike_runtime::{BatchBuilder, InputBatch, RecordRef};
+use turnpike_runtime::FaultClass;
 
 use crate::chain::{Chain, ChainError, ChainOutput};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
@@ -253,21 +254,20 @@ pub(crate) fn read_record(r: &ConsumedRecord<'_>, builder: &mut BatchBuilder, of
 
 /// Hands every output to the producer. Takes no `&ConnectorTask`: the task holds wasmtime
 /// stores, which are not `Sync`, and this future runs across awaits.
-pub(crate) async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
-    let view = OutputView::new(&output.batch);
+pub(crate) async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput<'_>) -> Result<Vec<turnpike_kafka::Delivery>, FaultInfo> {
     let mut deliveries = Vec::with_capacity(output.sends.len());
     for (index, route) in &output.sends {
-        let p = view.get(*index);
+        let out = output.batch.get(*index);
         let record = OutgoingRecord {
             topic: route.as_deref().unwrap_or(output_topic),
-            key: p.key,
-            value: p.value,
-            timestamp: p.timestamp,
+            key: out.key,
+            value: out.value,
+            timestamp: out.timestamp,
         };
         let delivery = producer
-            .send(record, view.headers(&p))
+            .send(record, out.headers)
             .await
-            .map_err(|e| FaultInfo { class: "kafka".into(), message: e.to_string() })?;
+            .map_err(|e| FaultInfo { class: FaultClass::Kafka.into(), message: e.to_string() })?;
         deliveries.push(delivery);
     }
     Ok(deliveries)

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
-use crate::bindings::transform::TransformPlugin;
+use crate::capabilities;
 use crate::error::LoadError;
-use crate::state::HostState;
+use crate::state::{HostState, MAX_TABLE_ELEMENTS};
 
 /// How often the epoch advances. A plugin's CPU deadline is checked at this granularity, and a
 /// long-running call yields to the async runtime this often.
@@ -68,7 +68,7 @@ impl Runtime {
             .max_core_instances_per_component(200)
             .max_memories_per_component(16)
             .max_tables_per_component(64)
-            .table_elements(100_000);
+            .table_elements(MAX_TABLE_ELEMENTS);
         let mut config = Config::new();
         config
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
@@ -89,10 +89,9 @@ impl Runtime {
         // WASI is linked because language runtimes (Rust std, Python, JS) import it; the
         // context grants nothing: no files, sockets, environment, arguments or stdin.
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(LoadError::engine)?;
-        // wasi:http goes through the connector's grant (see `http`); `log` is the one
-        // Turnpike import, shared by every world.
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(LoadError::engine)?;
-        TransformPlugin::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(LoadError::engine)?;
+        // Then what plugins may import beyond WASI: `log`, and `wasi:http` behind the
+        // connector's grant (see `capabilities`).
+        capabilities::add_to_linker(&mut linker).map_err(LoadError::engine)?;
 
         spawn_epoch_ticker(&engine);
         Ok(Self { inner: Arc::new(Inner { engine, linker }) })

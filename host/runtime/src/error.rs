@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::fault_class::FaultClass;
+
 /// A component could not be loaded as a plugin.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -30,14 +32,14 @@ impl LoadError {
         Self::Engine(format!("{e:#}"))
     }
 
-    /// A short stable name for status pages and metrics labels.
-    pub fn class(&self) -> &'static str {
+    /// The class status pages and metrics labels show.
+    pub fn class(&self) -> FaultClass {
         match self {
-            LoadError::Precompiled => "precompiled",
-            LoadError::CoreModule => "core_module",
-            LoadError::Invalid(_) => "invalid_component",
-            LoadError::WrongWorld(_) => "wrong_world",
-            LoadError::Engine(_) => "engine",
+            LoadError::Precompiled => FaultClass::Precompiled,
+            LoadError::CoreModule => FaultClass::CoreModule,
+            LoadError::Invalid(_) => FaultClass::InvalidComponent,
+            LoadError::WrongWorld(_) => FaultClass::WrongWorld,
+            LoadError::Engine(_) => FaultClass::Engine,
         }
     }
 }
@@ -67,11 +69,11 @@ pub enum CreateError {
 }
 
 impl CreateError {
-    /// A short stable name for status pages and metrics labels.
-    pub fn class(&self) -> &'static str {
+    /// The class status pages and metrics labels show.
+    pub fn class(&self) -> FaultClass {
         match self {
-            CreateError::Config { .. } => "plugin_config",
-            CreateError::WrongKind { .. } => "wrong_kind",
+            CreateError::Config { .. } => FaultClass::PluginConfig,
+            CreateError::WrongKind { .. } => FaultClass::WrongKind,
             CreateError::Fault(f) => f.class(),
         }
     }
@@ -131,15 +133,15 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// A short stable name for status pages and metrics labels.
-    pub fn class(&self) -> &'static str {
+    /// The class status pages and metrics labels show.
+    pub fn class(&self) -> FaultClass {
         match self {
-            Fault::Trap { .. } => "trap",
-            Fault::Timeout { .. } => "timeout",
-            Fault::MemoryLimit { .. } => "memory_limit",
-            Fault::OutputLimit { .. } => "output_limit",
-            Fault::HostCapacity(_) => "host_capacity",
-            Fault::InvalidOutput(_) => "invalid_output",
+            Fault::Trap { .. } => FaultClass::Trap,
+            Fault::Timeout { .. } => FaultClass::Timeout,
+            Fault::MemoryLimit { .. } => FaultClass::MemoryLimit,
+            Fault::OutputLimit { .. } => FaultClass::OutputLimit,
+            Fault::HostCapacity(_) => FaultClass::HostCapacity,
+            Fault::InvalidOutput(_) => FaultClass::InvalidOutput,
         }
     }
 }

@@ -1,54 +1,15 @@
 //! One live plugin instance (one wasmtime `Store`), reused across batches until it faults.
 
-use std::time::Duration;
-
 use wasmtime::component::ResourceAny;
 
 use crate::batch::{input_len, output_len, validate_output};
 use crate::bindings::transform::TransformPlugin;
+use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
-use crate::sandbox::Sandbox;
-use crate::{HttpGrant, InputBatch, OutputBatch, Plugin, PluginKind};
-
-/// Labels attached to everything an instance logs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstanceLabels {
-    /// The connector running the instance.
-    pub connector: String,
-    /// The plugin, as `name@version`.
-    pub plugin: String,
-}
-
-/// Limits one instance runs under.
-#[derive(Debug, Clone)]
-pub struct InstanceLimits {
-    /// Cap on each linear memory. Default 64 MiB.
-    pub memory_bytes: usize,
-    /// CPU deadline for one batch. Default 5 s.
-    pub batch_timeout: Duration,
-    /// Deadline for instantiation plus `create`. Default 10 s.
-    pub create_timeout: Duration,
-    /// Bytes one batch's output may carry from the plugin to the host (data and columns).
-    /// Default 64 MiB. Enforced while copying, so a plugin cannot make the host allocate more.
-    pub max_output_bytes: usize,
-    /// Output records one batch may produce. Default 100,000.
-    pub max_output_records: usize,
-    /// Outgoing HTTP the plugin may make. Default: none.
-    pub http: HttpGrant,
-}
-
-impl Default for InstanceLimits {
-    fn default() -> Self {
-        Self {
-            memory_bytes: 64 << 20,
-            batch_timeout: Duration::from_secs(5),
-            create_timeout: Duration::from_secs(10),
-            max_output_bytes: 64 << 20,
-            max_output_records: 100_000,
-            http: HttpGrant::default(),
-        }
-    }
-}
+use crate::labels::InstanceLabels;
+use crate::limits::InstanceLimits;
+use crate::plugin::{Plugin, PluginKind};
+use crate::sandbox::{wrong_kind, Sandbox};
 
 /// A created transform: its sandbox, its bindings and its `transformer` resource.
 ///
@@ -116,9 +77,4 @@ impl TransformInstance {
     pub fn needs_replacing(&self) -> bool {
         self.sandbox.near_memory_limit()
     }
-}
-
-/// The error for a plugin used as a kind it is not.
-pub(crate) fn wrong_kind(plugin: &Plugin, wanted: PluginKind) -> CreateError {
-    CreateError::WrongKind { wanted: wanted.as_str(), actual: plugin.kind().as_str() }
 }

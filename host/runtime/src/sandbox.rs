@@ -1,15 +1,15 @@
 //! One wasmtime `Store` under limits, shared by every plugin kind: how it is set up, how a
 //! call's outcome is classified, and the poisoning rule (after a fault, no further calls).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::error::Fault;
-use crate::instance::{InstanceLabels, InstanceLimits};
+use crate::error::{CreateError, Fault};
+use crate::labels::InstanceLabels;
+use crate::limits::InstanceLimits;
+use crate::plugin::{Plugin, PluginKind};
 use crate::state::HostState;
-use crate::Plugin;
 
 /// How full an instance's memory may get before the host replaces it between two batches.
 /// Some language runtimes grow their heap long before collecting it (StarlingMonkey), or leak a
@@ -33,7 +33,7 @@ pub(crate) type Outcome<R> = Result<wasmtime::Result<R>, tokio::time::error::Ela
 
 impl Sandbox {
     pub(crate) fn new(plugin: &Plugin, labels: InstanceLabels, limits: InstanceLimits) -> Self {
-        let state = HostState::new(labels, limits.memory_bytes, Arc::new(limits.http.clone()));
+        let state = HostState::new(&labels, &limits);
         let mut store = Store::new(plugin.runtime().engine(), state);
         store.limiter(|s| &mut s.limiter);
         // Caps what one call may copy out of the guest: a plugin returning a huge batch fails
@@ -71,7 +71,7 @@ impl Sandbox {
         let data = self.store.data_mut();
         data.deadline = Instant::now() + limit;
         data.creating = creating;
-        data.http_hooks.take_refusal();
+        data.http.take_refusal();
         limit + TIMEOUT_SLACK
     }
 
@@ -100,7 +100,7 @@ impl Sandbox {
     }
 
     /// Whether the instance's memory has grown close to its cap (see
-    /// [`crate::TransformInstance::needs_replacing`]).
+    /// `TransformInstance::needs_replacing` for why that matters).
     pub(crate) fn near_memory_limit(&self) -> bool {
         self.store.data().limiter.pressure() >= MEMORY_REPLACE_AT
     }
@@ -108,7 +108,7 @@ impl Sandbox {
     /// A plugin's error message, with the host's reason when it refused an HTTP request
     /// during the call (the plugin only sees an error code).
     pub(crate) fn explain(&self, message: String) -> String {
-        match self.store.data().http_hooks.take_refusal() {
+        match self.store.data().http.take_refusal() {
             Some(reason) => format!("{message} (the host refused outgoing HTTP: {reason})"),
             None => message,
         }
@@ -157,4 +157,9 @@ const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exh
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The error for a plugin used as a kind it is not.
+pub(crate) fn wrong_kind(plugin: &Plugin, wanted: PluginKind) -> CreateError {
+    CreateError::WrongKind { wanted: wanted.as_str(), actual: plugin.kind().as_str() }
 }

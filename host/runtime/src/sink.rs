@@ -5,10 +5,12 @@ use wasmtime::component::ResourceAny;
 
 use crate::batch::input_len;
 use crate::bindings::sink::SinkPlugin;
+use crate::bindings::types::{InputBatch, RecordError, TopicPartition};
 use crate::error::{CallError, CreateError, Fault};
-use crate::instance::wrong_kind;
-use crate::sandbox::Sandbox;
-use crate::{InputBatch, InstanceLabels, InstanceLimits, Plugin, PluginKind, RecordError, TopicPartition};
+use crate::labels::InstanceLabels;
+use crate::limits::InstanceLimits;
+use crate::plugin::{Plugin, PluginKind};
+use crate::sandbox::{wrong_kind, Sandbox};
 
 /// A created sink: its sandbox, bindings and `writer` resource. Poisoned after a fault, like
 /// [`crate::TransformInstance`].

@@ -4,10 +4,11 @@ use wasmtime::component::ResourceAny;
 
 use crate::bindings::source::SourcePlugin;
 use crate::error::{CallError, CreateError, Fault};
-use crate::instance::wrong_kind;
-use crate::sandbox::Sandbox;
+use crate::labels::InstanceLabels;
+use crate::limits::InstanceLimits;
+use crate::plugin::{Plugin, PluginKind};
+use crate::sandbox::{wrong_kind, Sandbox};
 use crate::source_batch::{check_poll, Polled};
-use crate::{InstanceLabels, InstanceLimits, Plugin, PluginKind};
 
 /// A created source: its sandbox, bindings and `reader` resource. Poisoned after a fault,
 /// like [`crate::TransformInstance`].

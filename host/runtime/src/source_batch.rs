@@ -1,12 +1,11 @@
 //! What a source's `poll` returns, checked and turned into an input batch for the transform
-//! chain, with the position the batch reaches.
+//! chain, with the position the batch reaches. The layout rules live in
+//! `turnpike-batch-layout`; this is the glue to the host's bindgen types.
 
-use crate::batch::{span, validate_headers, validate_topics, ABSENT, HEADER_STRIDE, INPUT_STRIDE, POSITION_STRIDE};
+use turnpike_batch_layout::{validate_source, SourceColumns, SourceView};
+
 use crate::bindings::SourceBatch;
 use crate::{InputBatch, RecordError};
-
-/// Nine `u32`s per source record (see `wit/source.wit`).
-const SOURCE_STRIDE: usize = 9;
 
 /// A checked poll result.
 #[derive(Debug)]
@@ -21,62 +20,27 @@ pub struct Polled {
     pub errors: Vec<RecordError>,
 }
 
+impl<'a> From<&'a SourceBatch> for SourceView<'a> {
+    fn from(b: &'a SourceBatch) -> Self {
+        SourceView { data: &b.data, topics: &b.topics, records: &b.records, timestamps: &b.timestamps, headers: &b.headers }
+    }
+}
+
 /// Checks a poll result against the contract and converts it. `max_records` is what the host
-/// asked for; more is a contract violation.
+/// asked for; more is a contract violation. The reason comes as text because that is what
+/// `Fault::InvalidOutput` carries.
 pub(crate) fn check_poll(polled: SourceBatch, output_topic: &str, max_records: usize) -> Result<Polled, String> {
-    let SourceBatch { data, mut topics, records, timestamps, headers, errors } = polled;
-    if !records.len().is_multiple_of(SOURCE_STRIDE) || !headers.len().is_multiple_of(HEADER_STRIDE) {
-        return Err("record or header columns are not a whole number of entries".into());
-    }
-    let n = records.len() / SOURCE_STRIDE;
-    if n > max_records {
-        return Err(format!("{n} records returned, at most {max_records} asked for"));
-    }
-    if timestamps.len() != n {
-        return Err(format!("{} timestamps for {n} records", timestamps.len()));
-    }
-    validate_topics(&topics)?;
-    let header_count = validate_headers(&data, &headers)?;
-    let output_index = u32::try_from(topics.len()).map_err(|_| "too many topics".to_owned())?;
-    topics.push(output_topic.to_owned());
-    let mut input_records = Vec::with_capacity(n * INPUT_STRIDE);
-    let mut positions = Vec::with_capacity(n * POSITION_STRIDE);
-    let mut position = None;
-    for (i, r) in records.chunks_exact(SOURCE_STRIDE).enumerate() {
-        for (offset, len) in [(r[0], r[1]), (r[2], r[3])] {
-            if len != ABSENT && span(&data, offset, len).is_none() {
-                return Err(format!("record {i}: key or value span out of range"));
-            }
-        }
-        if u64::from(r[4]) + u64::from(r[5]) > header_count as u64 {
-            return Err(format!("record {i}: header range out of range"));
-        }
-        let topic = match r[6] {
-            ABSENT => output_index,
-            t if (t as usize) < output_index as usize => t,
-            _ => return Err(format!("record {i}: topic index out of range")),
-        };
-        if r[8] != ABSENT {
-            let at = span(&data, r[7], r[8]).ok_or_else(|| format!("record {i}: position span out of range"))?;
-            position = Some(at);
-        }
-        input_records.extend_from_slice(&[r[0], r[1], r[2], r[3], r[4], r[5], topic, u32::MAX]);
-        positions.extend_from_slice(&[i as i64, timestamps[i]]);
-    }
-    for e in &errors {
-        if e.input as usize >= n {
-            return Err(format!("record error for record {} out of range (batch of {n})", e.input));
-        }
-    }
-    let position = position.map(|at| data[at].to_vec());
-    let batch = InputBatch { data, topics, records: input_records, positions, headers };
-    Ok(Polled { batch, position, errors })
+    validate_source(SourceView::new(&polled), max_records, polled.errors.iter().map(|e| e.input)).map_err(|e| e.to_string())?;
+    let SourceBatch { data, topics, records, timestamps, headers, errors } = polled;
+    let (batch, position) = SourceColumns { data, topics, records, timestamps, headers }.into_input(output_topic);
+    Ok(Polled { batch: batch.into(), position, errors })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{input_record, ErrorKind, PluginError};
+    use turnpike_batch_layout::{ABSENT, SOURCE_STRIDE};
 
     fn poll(records: Vec<u32>, data: &[u8]) -> SourceBatch {
         let n = records.len() / SOURCE_STRIDE;
@@ -91,7 +55,7 @@ mod tests {
         let polled = check_poll(sb, "out", 10).unwrap();
         assert_eq!(polled.position.as_deref(), Some(&b"p2"[..]));
         let (first, _) = input_record(&polled.batch, 0);
-        assert_eq!((first.topic, first.key, first.value, first.offset), ("out", Some(&b"k1"[..]), Some(&b"v1"[..]), 0));
+        assert_eq!((first.topic, first.key, first.value, first.offset, first.partition), ("out", Some(&b"k1"[..]), Some(&b"v1"[..]), 0, -1));
         let (second, _) = input_record(&polled.batch, 1);
         assert_eq!((second.topic, second.key, second.value), ("side", None, Some(&b"v2"[..])));
     }
@@ -107,6 +71,6 @@ mod tests {
         assert!(check_poll(too_many, "out", 2).unwrap_err().contains("at most 2"));
         let mut bad_error = poll(vec![0, ABSENT, 0, 1, 0, 0, ABSENT, 0, ABSENT], data);
         bad_error.errors.push(RecordError { input: 1, error: PluginError { kind: ErrorKind::InvalidRecord, message: "x".into() } });
-        assert!(check_poll(bad_error, "out", 10).unwrap_err().contains("out of range"));
+        assert_eq!(check_poll(bad_error, "out", 10).unwrap_err(), "record error for record 1 out of range (batch of 1)");
     }
 }

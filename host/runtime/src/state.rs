@@ -1,5 +1,7 @@
-//! What each plugin store holds: a WASI context that grants nothing, a memory limiter that
-//! remembers whether it refused, and the labels the host logs with.
+//! What each plugin store holds: the core every instance has (a WASI context that grants
+//! nothing and the resource table it shares with `wasi:http`, a memory limiter that remembers
+//! whether it refused, the current call's deadline, and the tail of the plugin's stderr), then
+//! one field per capability (see `capabilities`).
 
 use std::collections::VecDeque;
 use std::io;
@@ -12,10 +14,13 @@ use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
-use crate::http::{GuardedHooks, HttpGrant};
-use crate::instance::InstanceLabels;
+use crate::capabilities::http::{HttpCapability, HttpState};
+use crate::capabilities::log::{LogCapability, LogState};
+use crate::capabilities::{Capability, CapabilityStates};
+use crate::labels::InstanceLabels;
+use crate::limits::InstanceLimits;
 
 /// How much of a plugin's error output is kept to explain a trap (a Rust panic message goes
 /// there just before the trap).
@@ -24,43 +29,34 @@ const STDERR_TAIL_BYTES: usize = 4096;
 /// The data of one plugin store.
 pub(crate) struct HostState {
     wasi: WasiCtx,
-    http: WasiHttpCtx,
-    pub(crate) http_hooks: GuardedHooks,
     table: ResourceTable,
     pub(crate) limiter: MemoryLimiter,
-    pub(crate) labels: InstanceLabels,
     /// When the current call must stop; checked on every epoch tick.
     pub(crate) deadline: Instant,
     /// Whether the current call is instantiation + `create` (for reporting which limit hit).
     pub(crate) creating: bool,
     pub(crate) stderr: StderrTail,
-    /// Log lines left in the current rate window (see `log.rs`).
-    pub(crate) log_budget: u32,
-    pub(crate) log_window_start: Instant,
-    pub(crate) log_dropped: u64,
+    // One field per capability, built by its `Capability::prepare`.
+    pub(crate) log: LogState,
+    pub(crate) http: HttpState,
 }
 
 impl HostState {
-    pub(crate) fn new(labels: InstanceLabels, memory_bytes: usize, grant: Arc<HttpGrant>) -> Self {
+    pub(crate) fn new(labels: &InstanceLabels, limits: &InstanceLimits) -> Self {
         let stderr = StderrTail::default();
         // The builder's defaults deny everything: no preopened directories, no environment,
         // no arguments, stdin closed, no sockets and no name lookups. Only stderr is kept (a
         // bounded tail) so that a panic message can explain a trap.
         let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
-        let http_hooks = GuardedHooks { grant, refusal: Arc::default(), labels: labels.clone() };
         Self {
             wasi,
-            http: WasiHttpCtx::new(),
-            http_hooks,
             table: ResourceTable::new(),
-            limiter: MemoryLimiter::new(memory_bytes),
-            labels,
+            limiter: MemoryLimiter::new(limits.memory_bytes),
             deadline: Instant::now(),
             creating: false,
             stderr,
-            log_budget: 0,
-            log_window_start: Instant::now(),
-            log_dropped: 0,
+            log: LogCapability::prepare(&(), labels),
+            http: HttpCapability::prepare(&limits.http, labels),
         }
     }
 }
@@ -71,9 +67,16 @@ impl WasiView for HostState {
     }
 }
 
+/// `wasi:http` works in the store's resource table, shared with the rest of WASI.
 impl WasiHttpView for HostState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.http_hooks }
+        WasiHttpCtxView { ctx: &mut self.http.ctx, table: &mut self.table, hooks: &mut self.http.hooks }
+    }
+}
+
+impl CapabilityStates for HostState {
+    fn log(&mut self) -> &mut LogState {
+        &mut self.log
     }
 }
 
@@ -98,9 +101,16 @@ impl MemoryLimiter {
     }
 }
 
-/// Table, instance and memory counts a plugin may create; generous for language runtimes,
-/// finite so a malicious component cannot exhaust the host.
-const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Elements one table may grow to (the pooling allocator reserves the same per table, see
+/// `engine.rs`). Like the counts below: generous for language runtimes, finite so a malicious
+/// component cannot exhaust the host.
+pub(crate) const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Core module instances one store may create.
+const MAX_INSTANCES: usize = 1_000;
+/// Tables one store may create.
+const MAX_TABLES: usize = 1_000;
+/// Linear memories one store may create.
+const MAX_MEMORIES: usize = 100;
 
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
@@ -117,15 +127,15 @@ impl ResourceLimiter for MemoryLimiter {
     }
 
     fn instances(&self) -> usize {
-        1_000
+        MAX_INSTANCES
     }
 
     fn tables(&self) -> usize {
-        1_000
+        MAX_TABLES
     }
 
     fn memories(&self) -> usize {
-        100
+        MAX_MEMORIES
     }
 }
 

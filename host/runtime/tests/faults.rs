@@ -11,10 +11,9 @@ use turnpike_runtime::{
 fn fixtures() -> &'static (Runtime, Plugin, Vec<u8>) {
     static LOADED: OnceLock<(Runtime, Plugin, Vec<u8>)> = OnceLock::new();
     LOADED.get_or_init(|| {
-        let out = turnpike_builtins::build_test_fixtures().expect("fixtures build");
         let runtime = Runtime::new().expect("engine");
-        let faulty = runtime.load(&std::fs::read(out.join("faulty.wasm")).expect("read")).expect("load faulty");
-        let wrong_world = std::fs::read(out.join("wrong_world.wasm")).expect("read");
+        let faulty = runtime.load(turnpike_test_components::FAULTY).expect("load faulty");
+        let wrong_world = turnpike_test_components::WRONG_WORLD.to_vec();
         (runtime, faulty, wrong_world)
     })
 }
@@ -71,7 +70,7 @@ async fn a_memory_bomb_hits_the_memory_limit() {
 async fn a_flood_of_output_hits_the_output_limit_while_being_copied() {
     let limits = InstanceLimits { memory_bytes: 512 << 20, max_output_bytes: 8 << 20, ..InstanceLimits::default() };
     let fault = fault_of(r#"{"fault":"huge_output","marker":"BAD","output_mib":32}"#, limits).await;
-    assert_eq!(fault.class(), "output_limit", "{fault}");
+    assert_eq!(fault.class().as_str(), "output_limit", "{fault}");
 }
 
 #[tokio::test]
@@ -97,18 +96,17 @@ fn components_of_the_wrong_world_are_refused_with_the_reason() {
     assert!(matches!(err, LoadError::WrongWorld(_)), "{err}");
     assert!(err.to_string().contains("transform-plugin"), "{err}");
     let random: Vec<u8> = (0..1000u32).map(|i| (i * 7919 % 251) as u8).collect();
-    assert_eq!(fixtures().0.load(&random).err().map(|e| e.class()), Some("invalid_component"));
+    assert_eq!(fixtures().0.load(&random).err().map(|e| e.class().as_str()), Some("invalid_component"));
 }
 
 #[tokio::test]
 async fn past_the_host_instance_cap_creation_fails_cleanly() {
-    let out = turnpike_builtins::build_test_fixtures().unwrap();
     let runtime = Runtime::with_limits(&turnpike_runtime::EngineLimits { max_instances: 1, max_memory_bytes: 64 << 20 }).unwrap();
-    let plugin = runtime.load(&std::fs::read(out.join("faulty.wasm")).unwrap()).unwrap();
+    let plugin = runtime.load(turnpike_test_components::FAULTY).unwrap();
     let config = r#"{"fault":"trap","marker":"never"}"#;
     let first = TransformInstance::create(&plugin, config, labels(), InstanceLimits::default()).await.expect("first fits");
     match TransformInstance::create(&plugin, config, labels(), InstanceLimits::default()).await {
-        Err(CreateError::Fault(f)) => assert_eq!(f.class(), "host_capacity", "{f}"),
+        Err(CreateError::Fault(f)) => assert_eq!(f.class().as_str(), "host_capacity", "{f}"),
         Err(e) => panic!("expected host_capacity, got {e}"),
         Ok(_) => panic!("a second instance must not fit"),
     }

@@ -13,8 +13,7 @@ fn plugin(name: &str) -> Plugin {
     static LOADED: OnceLock<Vec<(&'static str, Plugin)>> = OnceLock::new();
     let all = LOADED.get_or_init(|| {
         let runtime = Runtime::new().expect("engine");
-        let built = turnpike_builtins::build_all().expect("built-in plugins build");
-        built.into_iter().map(|(n, path)| (n, runtime.load(&std::fs::read(path).expect("read")).expect("load"))).collect()
+        turnpike_builtins::BUILTINS.iter().map(|b| (b.name, runtime.load(b.wasm).expect("load"))).collect()
     });
     all.iter().find(|(n, _)| *n == name).expect("built-in exists").1.clone()
 }

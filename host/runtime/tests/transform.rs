@@ -1,4 +1,4 @@
-//! The runtime against the real built-in components, built from source.
+//! The runtime against the real built-in components (embedded by turnpike-builtins).
 
 use std::sync::OnceLock;
 
@@ -11,11 +11,7 @@ fn runtime_and_plugins() -> &'static (Runtime, Vec<(&'static str, Plugin)>) {
     static LOADED: OnceLock<(Runtime, Vec<(&'static str, Plugin)>)> = OnceLock::new();
     LOADED.get_or_init(|| {
         let runtime = Runtime::new().expect("engine");
-        let plugins = turnpike_builtins::build_all()
-            .expect("built-in plugins build")
-            .into_iter()
-            .map(|(name, path)| (name, runtime.load(&std::fs::read(path).expect("read wasm")).expect("load plugin")))
-            .collect();
+        let plugins = turnpike_builtins::BUILTINS.iter().map(|b| (b.name, runtime.load(b.wasm).expect("load plugin"))).collect();
         (runtime, plugins)
     })
 }
@@ -90,7 +86,7 @@ fn non_components_are_refused_with_a_reason() {
 #[tokio::test]
 async fn compiled_plugins_are_cached_and_a_damaged_cache_is_recompiled() {
     let runtime = &runtime_and_plugins().0;
-    let bytes = std::fs::read(turnpike_builtins::build_all().unwrap().into_iter().find(|(n, _)| *n == "identity").unwrap().1).unwrap();
+    let bytes = turnpike_builtins::get("identity").expect("built in").wasm.to_vec();
     let dir = std::env::temp_dir().join(format!("turnpike-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
 

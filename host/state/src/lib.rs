@@ -246,7 +246,7 @@ mod tests {
     use super::*;
 
     fn connector(name: &str) -> ConnectorConfig {
-        turnpike_config::HostConfig::connector_from_yaml(
+        turnpike_config::HostConfig::parse_connector_yaml(
             &format!("name: {name}\ntopics: [a]\noutput_topic: b\ntransforms:\n  - plugin: identity\n"),
             "test",
         )

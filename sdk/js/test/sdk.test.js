@@ -1,7 +1,7 @@
 // The JavaScript SDK's logic, natively: node --test sdk/js/test/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, Record, RecordError, Transform, create, decode, encode, run } from "../turnpike.js";
+import { ConfigError, Record, RecordError, Transform, create, run } from "../turnpike.js";
 
 class Mask extends Transform {
   create(config) {
@@ -30,20 +30,4 @@ test("outputs, drops and errors", () => {
 
 test("config errors name the key", () => {
   assert.throws(() => create(Mask, {}), (e) => e instanceof ConfigError && e.key === "field");
-});
-
-test("the batch layout round-trips", () => {
-  const out = encode([[0, new Record("v0", { headers: [["h", "x"]], timestamp: 5 })], [1, new Record("v1", { key: "k1", topic: "other" })]], []);
-  assert.deepEqual([...out.records.slice(0, 8)], [0, 0, 0xffffffff, 0, 2, 0, 1, 0xffffffff]);
-  assert.deepEqual(out.topics, ["other"]);
-  const rows = [];
-  for (let i = 0; i < 2; i++) {
-    const r = out.records.slice(i * 8, i * 8 + 8);
-    rows.push(r[1], r[2], r[3], r[4], r[5], r[6], 0, 3);
-  }
-  const back = decode({ data: out.data, topics: ["t"], records: new Uint32Array(rows), positions: new BigInt64Array([7n, 5n, 8n, -(2n ** 63n)]), headers: out.headers });
-  assert.deepEqual(back.map((r) => [r.key && text(r.key), text(r.value), r.headers.map(([k, v]) => [k, text(v)]), r.timestamp, r.offset, r.partition]), [
-    [null, "v0", [["h", "x"]], 5, 7, 3],
-    ["k1", "v1", [], null, 8, 3],
-  ]);
 });

@@ -1,28 +1,43 @@
-//! The batch layout of `wit/types.wit`, guest side. The host has its twin in
-//! `host/runtime/src/batch.rs`; both follow the layout rules written in the WIT.
+//! The SDK's bindgen batch types lent to `turnpike-batch-layout`, which owns the layout of
+//! `wit/types.wit` and `wit/source.wit`. The host uses the same crate, so the two sides
+//! cannot drift apart; `tests/fixtures/batch` holds every SDK to the same bytes.
 
-/// A span length meaning "null".
-pub(crate) const ABSENT: u32 = u32::MAX;
-/// A timestamp meaning "none".
-pub(crate) const NO_TIMESTAMP: i64 = i64::MIN;
-/// `u32`s per input record: key-offset, key-length, value-offset, value-length,
-/// first-header, header-count, topic-index, partition.
-pub(crate) const INPUT_STRIDE: usize = 8;
-/// `s64`s per input record: offset, timestamp.
-pub(crate) const POSITION_STRIDE: usize = 2;
-/// `u32`s per output record: input-index, key-offset, key-length, value-offset,
-/// value-length, first-header, header-count, topic-index.
-pub(crate) const OUTPUT_STRIDE: usize = 8;
-/// `u32`s per header: key-offset, key-length, value-offset, value-length.
-pub(crate) const HEADER_STRIDE: usize = 4;
+use turnpike_batch_layout::{InputColumns, InputView, OutputColumns, OutputView, SourceColumns, SourceView};
 
-/// The bytes of a span; empty when out of range (the host never sends one).
-pub(crate) fn bytes(data: &[u8], offset: u32, len: u32) -> &[u8] {
-    let start = offset as usize;
-    data.get(start..start.saturating_add(len as usize)).unwrap_or_default()
+use crate::bindings::source::exports::turnpike::plugin::source::SourceBatch;
+use crate::bindings::turnpike::plugin::types as wit;
+
+pub(crate) use turnpike_batch_layout::INPUT_STRIDE;
+
+impl<'a> From<&'a wit::InputBatch> for InputView<'a> {
+    fn from(b: &'a wit::InputBatch) -> Self {
+        InputView { data: &b.data, topics: &b.topics, records: &b.records, positions: &b.positions, headers: &b.headers }
+    }
 }
 
-/// The bytes of a span that may be "absent".
-pub(crate) fn optional(data: &[u8], offset: u32, len: u32) -> Option<&[u8]> {
-    (len != ABSENT).then(|| bytes(data, offset, len))
+impl<'a> From<&'a wit::OutputBatch> for OutputView<'a> {
+    fn from(b: &'a wit::OutputBatch) -> Self {
+        OutputView { data: &b.data, topics: &b.topics, records: &b.records, timestamps: &b.timestamps, headers: &b.headers }
+    }
+}
+
+impl<'a> From<&'a SourceBatch> for SourceView<'a> {
+    fn from(b: &'a SourceBatch) -> Self {
+        SourceView { data: &b.data, topics: &b.topics, records: &b.records, timestamps: &b.timestamps, headers: &b.headers }
+    }
+}
+
+/// Written input columns as the batch the host would send (for [`crate::testing`]).
+pub(crate) fn input_batch(c: InputColumns) -> wit::InputBatch {
+    wit::InputBatch { data: c.data, topics: c.topics, records: c.records, positions: c.positions, headers: c.headers }
+}
+
+/// Written output columns and the inputs that failed, as a transform returns them.
+pub(crate) fn output_batch(c: OutputColumns, errors: Vec<wit::RecordError>) -> wit::OutputBatch {
+    wit::OutputBatch { data: c.data, topics: c.topics, records: c.records, timestamps: c.timestamps, headers: c.headers, errors }
+}
+
+/// Written source columns and the records that failed, as a source returns them.
+pub(crate) fn source_batch(c: SourceColumns, errors: Vec<wit::RecordError>) -> SourceBatch {
+    SourceBatch { data: c.data, topics: c.topics, records: c.records, timestamps: c.timestamps, headers: c.headers, errors }
 }

@@ -35,6 +35,8 @@
 
 mod config;
 mod error;
+#[cfg(test)]
+mod golden;
 pub mod http;
 mod layout;
 pub mod log;

@@ -1,9 +1,9 @@
 //! Read-only views of the records in a batch.
 
 use serde::de::DeserializeOwned;
+use turnpike_batch_layout::InputView;
 
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::layout::{bytes, optional, HEADER_STRIDE, INPUT_STRIDE, NO_TIMESTAMP, POSITION_STRIDE};
 use crate::RecordError;
 
 /// A batch of input records, as handed to [`crate::Transform::transform_batch`].
@@ -15,18 +15,18 @@ pub struct Batch<'a> {
 impl<'a> Batch<'a> {
     /// The records, in order.
     pub fn records(&self) -> impl Iterator<Item = Record<'a>> + 'a {
-        let batch = self.inner;
-        (0..self.len()).map(move |i| Record::new(batch, i))
+        let view = InputView::new(self.inner);
+        (0..view.len()).map(move |i| Record { view, index: i as u32 })
     }
 
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.inner.records.len() / INPUT_STRIDE
+        InputView::new(self.inner).len()
     }
 
     /// Whether the batch has no record.
     pub fn is_empty(&self) -> bool {
-        self.inner.records.is_empty()
+        self.len() == 0
     }
 }
 
@@ -34,24 +34,23 @@ impl<'a> Batch<'a> {
 /// reading it copies nothing.
 #[derive(Clone, Copy)]
 pub struct Record<'a> {
-    batch: &'a wit::InputBatch,
-    fields: &'a [u32],
+    view: InputView<'a>,
     index: u32,
 }
 
 impl<'a> Record<'a> {
-    fn new(batch: &'a wit::InputBatch, i: usize) -> Self {
-        Self { batch, fields: &batch.records[i * INPUT_STRIDE..][..INPUT_STRIDE], index: i as u32 }
+    fn i(&self) -> usize {
+        self.index as usize
     }
 
     /// The key, or `None` for a null key.
     pub fn key(&self) -> Option<&'a [u8]> {
-        optional(&self.batch.data, self.fields[0], self.fields[1])
+        self.view.key(self.i())
     }
 
     /// The value, or `None` for a tombstone.
     pub fn value(&self) -> Option<&'a [u8]> {
-        optional(&self.batch.data, self.fields[2], self.fields[3])
+        self.view.value(self.i())
     }
 
     /// The value as UTF-8 text; an error (for the record) if it is null or not UTF-8.
@@ -68,12 +67,7 @@ impl<'a> Record<'a> {
 
     /// Every header as `(key, value)`, in order.
     pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
-        let data = &self.batch.data;
-        let (first, count) = (self.fields[4] as usize, self.fields[5] as usize);
-        let headers = self.batch.headers.get(first * HEADER_STRIDE..(first + count) * HEADER_STRIDE).unwrap_or_default();
-        headers
-            .chunks_exact(HEADER_STRIDE)
-            .map(move |h| (std::str::from_utf8(bytes(data, h[0], h[1])).unwrap_or_default(), bytes(data, h[2], h[3])))
+        self.view.headers(self.i())
     }
 
     /// The value of the first header named `key`.
@@ -83,23 +77,22 @@ impl<'a> Record<'a> {
 
     /// Milliseconds since the Unix epoch, if the record has a timestamp.
     pub fn timestamp(&self) -> Option<i64> {
-        let ts = self.batch.positions[self.index as usize * POSITION_STRIDE + 1];
-        (ts != NO_TIMESTAMP).then_some(ts)
+        self.view.timestamp(self.i())
     }
 
     /// The topic the record was read from.
     pub fn topic(&self) -> &'a str {
-        self.batch.topics.get(self.fields[6] as usize).map(String::as_str).unwrap_or_default()
+        self.view.topic(self.i())
     }
 
     /// The partition it was read from.
     pub fn partition(&self) -> i32 {
-        self.fields[7] as i32
+        self.view.partition(self.i())
     }
 
     /// Its offset in that partition.
     pub fn offset(&self) -> i64 {
-        self.batch.positions[self.index as usize * POSITION_STRIDE]
+        self.view.offset(self.i())
     }
 
     /// Its position in the batch.

@@ -3,15 +3,11 @@
 use std::cell::RefCell;
 
 use serde::de::DeserializeOwned;
+use turnpike_batch_layout::{SourceRef, SourceWriter};
 
 use crate::bindings::source::exports::turnpike::plugin::source as export;
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::layout::{ABSENT, HEADER_STRIDE, NO_TIMESTAMP};
 use crate::{parse_config, ConfigError, NewRecord, RecordError};
-
-/// `u32`s per source record: key-offset, key-length, value-offset, value-length,
-/// first-header, header-count, topic-index, position-offset, position-length.
-const SOURCE_STRIDE: usize = 9;
 
 /// A source: reads from the outside world; the host produces what it returns into Kafka.
 ///
@@ -36,22 +32,23 @@ pub trait Source: Sized + 'static {
 
 /// The records of one poll.
 pub struct Polled {
-    batch: export::SourceBatch,
+    writer: SourceWriter,
+    errors: Vec<wit::RecordError>,
 }
 
 impl Polled {
     pub(crate) fn new() -> Self {
-        Self { batch: export::SourceBatch { data: vec![], topics: vec![], records: vec![], timestamps: vec![], headers: vec![], errors: vec![] } }
+        Self { writer: SourceWriter::new(), errors: Vec::new() }
     }
 
     /// Records added so far.
     pub fn len(&self) -> usize {
-        self.batch.records.len() / SOURCE_STRIDE
+        self.writer.len()
     }
 
     /// Whether no record was added.
     pub fn is_empty(&self) -> bool {
-        self.batch.records.is_empty()
+        self.writer.is_empty()
     }
 
     /// Adds a record; `position` is where the source stands after it.
@@ -70,47 +67,22 @@ impl Polled {
     pub fn fail(&mut self, raw: NewRecord, position: impl AsRef<[u8]>, error: RecordError) {
         let input = self.len() as u32;
         self.push(raw, Some(position.as_ref()));
-        self.batch.errors.push(wit::RecordError { input, error: error.into_wit() });
-    }
-
-    fn append(&mut self, bytes: Option<&[u8]>) -> (u32, u32) {
-        match bytes {
-            None => (0, ABSENT),
-            Some(b) => {
-                let offset = self.batch.data.len() as u32;
-                self.batch.data.extend_from_slice(b);
-                (offset, b.len() as u32)
-            }
-        }
+        self.errors.push(wit::RecordError { input, error: error.into_wit() });
     }
 
     fn push(&mut self, record: NewRecord, position: Option<&[u8]>) {
-        let key = self.append(record.key.as_deref());
-        let value = self.append(record.value.as_deref());
-        let first = (self.batch.headers.len() / HEADER_STRIDE) as u32;
-        for (k, v) in &record.headers {
-            let (ko, kl) = self.append(Some(k.as_bytes()));
-            let (vo, vl) = self.append(Some(v));
-            self.batch.headers.extend_from_slice(&[ko, kl, vo, vl]);
-        }
-        let count = (self.batch.headers.len() / HEADER_STRIDE) as u32 - first;
-        let topic = match record.topic {
-            None => ABSENT,
-            Some(t) => match self.batch.topics.iter().position(|x| *x == t) {
-                Some(i) => i as u32,
-                None => {
-                    self.batch.topics.push(t);
-                    (self.batch.topics.len() - 1) as u32
-                }
-            },
+        let source = SourceRef {
+            key: record.key.as_deref(),
+            value: record.value.as_deref(),
+            timestamp: record.timestamp,
+            topic: record.topic.as_deref(),
+            position,
         };
-        let pos = self.append(position);
-        self.batch.records.extend_from_slice(&[key.0, key.1, value.0, value.1, first, count, topic, pos.0, pos.1]);
-        self.batch.timestamps.push(record.timestamp.unwrap_or(NO_TIMESTAMP));
+        self.writer.push(source, record.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
     }
 
     pub(crate) fn finish(self) -> export::SourceBatch {
-        self.batch
+        crate::layout::source_batch(self.writer.finish(), self.errors)
     }
 }
 

@@ -17,8 +17,9 @@
 //! assert!(result.outputs.is_empty());
 //! ```
 
+use turnpike_batch_layout::{InputWriter, OutputView, RecordRef, SourceView};
+
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::layout::{bytes, optional, ABSENT, HEADER_STRIDE, NO_TIMESTAMP, OUTPUT_STRIDE};
 use crate::transform::run_batch;
 use crate::{parse_config, ConfigError, RecordError, Transform};
 
@@ -102,21 +103,16 @@ pub fn create<T: Transform>(config_json: &str) -> Result<T, ConfigError> {
 pub fn run<T: Transform>(transform: &mut T, records: impl IntoIterator<Item = TestRecord>) -> Result<TestOutput, RecordError> {
     let batch = input_batch(records);
     let out = run_batch(transform, &batch).map_err(RecordError::from_wit)?;
-    let data = &out.data;
-    let outputs = out
-        .records
-        .chunks_exact(OUTPUT_STRIDE)
-        .zip(&out.timestamps)
-        .map(|(r, &ts)| Written {
-            input: r[0],
-            key: optional(data, r[1], r[2]).map(<[u8]>::to_vec),
-            value: optional(data, r[3], r[4]).map(<[u8]>::to_vec),
-            headers: out.headers[r[5] as usize * HEADER_STRIDE..(r[5] + r[6]) as usize * HEADER_STRIDE]
-                .chunks_exact(HEADER_STRIDE)
-                .map(|h| (String::from_utf8_lossy(bytes(data, h[0], h[1])).into_owned(), bytes(data, h[2], h[3]).to_vec()))
-                .collect(),
-            timestamp: (ts != NO_TIMESTAMP).then_some(ts),
-            topic: (r[7] != ABSENT).then(|| out.topics[r[7] as usize].clone()),
+    let view = OutputView::new(&out);
+    let outputs = view
+        .iter()
+        .map(|p| Written {
+            input: p.input,
+            key: p.key.map(<[u8]>::to_vec),
+            value: p.value.map(<[u8]>::to_vec),
+            headers: owned(view.headers(&p)),
+            timestamp: p.timestamp,
+            topic: p.topic.map(str::to_owned),
         })
         .collect();
     let errors = out
@@ -128,37 +124,25 @@ pub fn run<T: Transform>(transform: &mut T, records: impl IntoIterator<Item = Te
 }
 
 /// Packs test records into the batch layout the host sends.
-fn input_batch(records: impl IntoIterator<Item = TestRecord>) -> wit::InputBatch {
-    let mut b = wit::InputBatch { data: vec![], topics: vec![], records: vec![], positions: vec![], headers: vec![] };
-    let append = |data: &mut Vec<u8>, bytes: Option<&[u8]>| match bytes {
-        Some(bytes) => {
-            let span = (data.len() as u32, bytes.len() as u32);
-            data.extend_from_slice(bytes);
-            span
-        }
-        None => (0, ABSENT),
-    };
+pub(crate) fn input_batch(records: impl IntoIterator<Item = TestRecord>) -> wit::InputBatch {
+    let mut writer = InputWriter::new();
     for (i, r) in records.into_iter().enumerate() {
-        let key = append(&mut b.data, r.key.as_deref());
-        let value = append(&mut b.data, r.value.as_deref());
-        let first = (b.headers.len() / HEADER_STRIDE) as u32;
-        for (k, v) in &r.headers {
-            let (ko, kl) = append(&mut b.data, Some(k.as_bytes()));
-            let (vo, vl) = append(&mut b.data, Some(v));
-            b.headers.extend_from_slice(&[ko, kl, vo, vl]);
-        }
-        let count = (b.headers.len() / HEADER_STRIDE) as u32 - first;
-        let topic = match b.topics.iter().position(|t| *t == r.topic) {
-            Some(t) => t as u32,
-            None => {
-                b.topics.push(r.topic.clone());
-                (b.topics.len() - 1) as u32
-            }
+        let record = RecordRef {
+            key: r.key.as_deref(),
+            value: r.value.as_deref(),
+            timestamp: r.timestamp,
+            topic: &r.topic,
+            partition: r.partition,
+            offset: r.offset.unwrap_or(i as i64),
         };
-        b.records.extend_from_slice(&[key.0, key.1, value.0, value.1, first, count, topic, r.partition as u32]);
-        b.positions.extend_from_slice(&[r.offset.unwrap_or(i as i64), r.timestamp.unwrap_or(NO_TIMESTAMP)]);
+        writer.push(record, r.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
     }
-    b
+    crate::layout::input_batch(writer.finish())
+}
+
+/// Headers as owned pairs, for assertions.
+fn owned<'a>(headers: impl Iterator<Item = (&'a str, &'a [u8])>) -> Vec<(String, Vec<u8>)> {
+    headers.map(|(k, v)| (k.to_owned(), v.to_vec())).collect()
 }
 
 thread_local! {
@@ -202,26 +186,22 @@ pub struct Sourced {
 /// Polls a source once for up to `max` records, as the host would.
 pub fn poll<S: crate::Source>(source: &mut S, max: u32) -> Result<Vec<Sourced>, RecordError> {
     let out = crate::source::run_poll(source, max)?;
-    let data = &out.data;
-    let polled = out
-        .records
-        .chunks_exact(9)
-        .zip(&out.timestamps)
-        .enumerate()
-        .map(|(i, (r, &ts))| Sourced {
-            record: Written {
-                input: i as u32,
-                key: optional(data, r[0], r[1]).map(<[u8]>::to_vec),
-                value: optional(data, r[2], r[3]).map(<[u8]>::to_vec),
-                headers: out.headers[r[4] as usize * HEADER_STRIDE..(r[4] + r[5]) as usize * HEADER_STRIDE]
-                    .chunks_exact(HEADER_STRIDE)
-                    .map(|h| (String::from_utf8_lossy(bytes(data, h[0], h[1])).into_owned(), bytes(data, h[2], h[3]).to_vec()))
-                    .collect(),
-                timestamp: (ts != NO_TIMESTAMP).then_some(ts),
-                topic: (r[6] != ABSENT).then(|| out.topics[r[6] as usize].clone()),
-            },
-            position: optional(data, r[7], r[8]).map(<[u8]>::to_vec),
-            error: out.errors.iter().find(|e| e.input as usize == i).map(|e| RecordError::from_wit(e.error.clone())),
+    let view = SourceView::new(&out);
+    let polled = (0..view.len())
+        .map(|i| {
+            let r = view.record(i);
+            Sourced {
+                record: Written {
+                    input: i as u32,
+                    key: r.key.map(<[u8]>::to_vec),
+                    value: r.value.map(<[u8]>::to_vec),
+                    headers: owned(view.headers(i)),
+                    timestamp: r.timestamp,
+                    topic: r.topic.map(str::to_owned),
+                },
+                position: r.position.map(<[u8]>::to_vec),
+                error: out.errors.iter().find(|e| e.input as usize == i).map(|e| RecordError::from_wit(e.error.clone())),
+            }
         })
         .collect();
     Ok(polled)

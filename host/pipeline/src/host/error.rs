@@ -16,9 +16,14 @@ pub enum HostError {
     /// No connector has this name.
     #[error("no connector named {0:?}")]
     NotFound(String),
-    /// The operation does not fit the connector's state.
+    /// The operation does not fit the connector's state (the caller can fix it: resume
+    /// instead of pause, wait for the stop to finish).
     #[error("{0}")]
     State(String),
+    /// The host itself broke while doing it (a task panicked or was lost): not the caller's
+    /// doing, and worth a look at the host log.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A plugin reference does not resolve.
     #[error(transparent)]
     Plugin(#[from] RegistryError),

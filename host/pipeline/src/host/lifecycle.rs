@@ -279,7 +279,7 @@ impl Host {
         let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
         let g = group.clone();
         let read = tokio::task::spawn_blocking(move || group_offsets(&kafka, &g, &topics)).await;
-        Ok((group, read.map_err(|e| HostError::State(format!("offsets task: {e}")))??))
+        Ok((group, read.map_err(|e| HostError::Internal(format!("offsets task: {e}")))??))
     }
 
     /// Moves a stopped connector's committed offsets; it reads from there when resumed.
@@ -293,7 +293,7 @@ impl Host {
         }
         let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
         let done = tokio::task::spawn_blocking(move || reset_group_offsets(&kafka, &group, &topics, &to)).await;
-        let targets = done.map_err(|e| HostError::State(format!("offsets task: {e}")))??;
+        let targets = done.map_err(|e| HostError::Internal(format!("offsets task: {e}")))??;
         tracing::info!(connector = %name, ?targets, "offsets reset");
         Ok(targets)
     }

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ConnectorConfig, PluginName, Problem, SandboxConfig};
 use turnpike_kafka::{ensure_positions_topic, DEFAULT_POSITIONS_TOPIC};
-use turnpike_runtime::Runtime;
+use turnpike_runtime::{FaultClass, Runtime};
 use turnpike_state::{Lifecycle, StateStore};
 
 pub use self::error::HostError;
@@ -141,7 +141,7 @@ impl Host {
             let running = if !problems.is_empty() {
                 let detail = problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
                 tracing::error!(connector = %name, problems = %detail, "saved connector breaks the host's rules; not started");
-                status.set(ConnectorState::Failed, Some(FaultInfo::new("config", format!("not started: {detail}"))));
+                status.set(ConnectorState::Failed, Some(FaultInfo::new(FaultClass::Config, format!("not started: {detail}"))));
                 idle(config, status, lifecycle)
             } else {
                 match lifecycle {
@@ -212,8 +212,7 @@ impl Host {
     /// never a connector's output, and no two connectors share a consumer group or a name
     /// that differs only in case. Every problem, each with its key.
     fn rule_problems(&self, config: &ConnectorConfig) -> Vec<Problem> {
-        let mut problems = config.validate("connector");
-        problems.extend(self.sandbox.check(config, "connector"));
+        let mut problems = turnpike_config::Connector::validate(config.clone(), &self.sandbox, "connector").err().unwrap_or_default();
         let positions = self.shared.positions_topic.as_str();
         let internal = |topic: &str| topic == positions;
         if config.output_topic.as_ref().is_some_and(|t| internal(t.as_str())) {

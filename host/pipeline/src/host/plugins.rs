@@ -26,7 +26,7 @@ impl Host {
         match self.compile(bytes).await {
             Ok(plugin) => Ok(self.register(PluginInfo { name, version, plugin, uploaded_at })),
             Err(source) => {
-                tracing::error!(plugin = %label, class = source.class(), error = %source, "plugin could not be loaded");
+                tracing::error!(plugin = %label, class = source.class().as_str(), error = %source, "plugin could not be loaded");
                 if register_broken {
                     let broken = BrokenPlugin { version, class: source.class(), reason: source.to_string() };
                     self.registry().register_broken(name, broken);
@@ -82,7 +82,7 @@ impl Host {
         let plugin = match self.compile(bytes.clone()).await {
             Ok(plugin) => plugin,
             Err(source) => {
-                tracing::warn!(plugin = %label, class = source.class(), error = %source, "upload refused: the component does not load");
+                tracing::warn!(plugin = %label, class = source.class().as_str(), error = %source, "upload refused: the component does not load");
                 return Err(HostError::Load { name: label, source });
             }
         };

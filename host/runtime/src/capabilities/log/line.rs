@@ -1,19 +1,8 @@
-//! The `log` import: plugin log lines go into the host's `tracing` log with the connector and
-//! plugin attached, rate-limited per instance so a plugin cannot flood the host's log, and
-//! bounded and escaped per line so one line can neither grow without limit nor pass for a
-//! host line (a newline in plugin text would start a forged one; an escape sequence would
-//! reach the operator's terminal).
+//! How one plugin log line is bounded and escaped before the host writes it.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
 
-use crate::bindings::transform::turnpike::plugin::log::{Host, Level};
-use crate::bindings::types;
-use crate::state::HostState;
-
-/// Lines a plugin instance may log per second; the rest are counted and reported as dropped.
-const LINES_PER_SECOND: u32 = 100;
 /// Longest message kept, in characters; longer ones are cut (and end with `…`).
 const MAX_MESSAGE_CHARS: usize = 4096;
 /// Most fields kept from one line; the line says how many more were cut.
@@ -23,48 +12,17 @@ const MAX_KEY_CHARS: usize = 64;
 /// Longest field value kept, in characters; longer ones are cut (and end with `…`).
 const MAX_VALUE_CHARS: usize = 1024;
 
-impl types::Host for HostState {}
-
-impl Host for HostState {
-    fn log(&mut self, level: Level, message: String, fields: Vec<(String, String)>) {
-        let now = Instant::now();
-        if now.duration_since(self.log_window_start) >= Duration::from_secs(1) {
-            if self.log_dropped > 0 {
-                tracing::warn!(connector = %self.labels.connector, plugin = %self.labels.plugin,
-                    dropped = self.log_dropped, "plugin log lines dropped by the rate limit");
-            }
-            self.log_window_start = now;
-            self.log_budget = LINES_PER_SECOND;
-            self.log_dropped = 0;
-        }
-        if self.log_budget == 0 {
-            self.log_dropped += 1;
-            return;
-        }
-        self.log_budget -= 1;
-        let Line { message, fields } = Line::of(&message, &fields);
-        let (connector, plugin) = (&self.labels.connector, &self.labels.plugin);
-        match level {
-            Level::Trace => tracing::trace!(target: "plugin", %connector, %plugin, %fields, "{message}"),
-            Level::Debug => tracing::debug!(target: "plugin", %connector, %plugin, %fields, "{message}"),
-            Level::Info => tracing::info!(target: "plugin", %connector, %plugin, %fields, "{message}"),
-            Level::Warn => tracing::warn!(target: "plugin", %connector, %plugin, %fields, "{message}"),
-            Level::Error => tracing::error!(target: "plugin", %connector, %plugin, %fields, "{message}"),
-        }
-    }
-}
-
 /// One plugin log line as the host writes it: every text cut to its limit and escaped.
 #[derive(Debug, PartialEq, Eq)]
-struct Line {
-    message: String,
+pub(super) struct Line {
+    pub(super) message: String,
     /// `key=value` pairs joined by spaces, then `(N more fields cut)` if there were more
     /// than [`MAX_FIELDS`].
-    fields: String,
+    pub(super) fields: String,
 }
 
 impl Line {
-    fn of(message: &str, fields: &[(String, String)]) -> Self {
+    pub(super) fn of(message: &str, fields: &[(String, String)]) -> Self {
         let mut shown: Vec<String> =
             fields.iter().take(MAX_FIELDS).map(|(k, v)| format!("{}={}", cut_and_escape(k, MAX_KEY_CHARS), cut_and_escape(v, MAX_VALUE_CHARS))).collect();
         let more = fields.len().saturating_sub(MAX_FIELDS);

@@ -1,35 +1,37 @@
-//! Outgoing HTTP for plugins (`wasi:http`), denied unless the connector grants it.
-//!
-//! wasmtime's default sender connects to whatever the guest names. Here every request goes
-//! through [`GuardedHooks::send_request`]: the host must be on the connector's allowlist, its
-//! name is resolved once by the host, internal addresses are dropped (an internal address is
-//! reached only by a request to that address itself, allowed by an entry naming it), and the
-//! connection is made to the checked address itself (so DNS cannot change between check and
-//! connect). Timeouts are clamped, and bound every wait: connect and handshakes, the
-//! response head, and each gap in the response body. A refusal reaches the plugin as an
-//! `error-code`, never a trap, and is remembered so the connector's error can say why.
-
-mod grant;
-mod send;
+//! What one instance's `wasi:http` keeps: wasmtime's HTTP context, and the hooks through which
+//! every request it makes goes (the connector's grant, and the last refusal).
 
 use std::sync::{Arc, Mutex};
 
-use wasmtime_wasi_http::WasiHttpHooks;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpHooks};
 
-pub use grant::HttpGrant;
+use super::grant::HttpGrant;
+use super::send;
+use crate::labels::InstanceLabels;
+
+/// One instance's `wasi:http` state. The resource table it works in is the store's own,
+/// shared with the rest of WASI (the store's data lends it through `WasiHttpView`).
+pub(crate) struct HttpState {
+    pub(crate) ctx: WasiHttpCtx,
+    pub(crate) hooks: GuardedHooks,
+}
+
+impl HttpState {
+    pub(super) fn new(grant: Arc<HttpGrant>, labels: InstanceLabels) -> Self {
+        Self { ctx: WasiHttpCtx::new(), hooks: GuardedHooks { grant, refusal: Arc::default(), labels } }
+    }
+
+    /// Takes the last refusal, if any, since the previous call.
+    pub(crate) fn take_refusal(&self) -> Option<String> {
+        self.hooks.refusal.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
 
 /// The store-side hooks: the grant, and the last refusal for error reports.
 pub(crate) struct GuardedHooks {
-    pub(crate) grant: Arc<HttpGrant>,
-    pub(crate) refusal: Arc<Mutex<Option<String>>>,
-    pub(crate) labels: crate::InstanceLabels,
-}
-
-impl GuardedHooks {
-    /// Takes the last refusal, if any, since the previous call.
-    pub(crate) fn take_refusal(&self) -> Option<String> {
-        self.refusal.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
+    grant: Arc<HttpGrant>,
+    refusal: Arc<Mutex<Option<String>>>,
+    labels: InstanceLabels,
 }
 
 type SendResult = wasmtime_wasi_http::Result<(
