@@ -4,7 +4,6 @@
 //! checkout.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 /// Every built-in plugin: the name users refer to it by, its crate's library name (the
 /// `.wasm` file stem) and a one-line description.
@@ -17,32 +16,15 @@ const BUILTINS: &[(&str, &str, &str)] = &[
 ];
 
 fn main() {
-    let root = turnpike_wasm_build::source_root();
-    // The plugins, the SDK they use and the contract: a change to any of them rebuilds.
-    for input in ["plugins", "sdk/rust", "sdk/batch-layout", "wit"] {
-        let path = root.join(input);
-        if path.exists() {
-            println!("cargo:rerun-if-changed={}", path.display());
-        }
-    }
+    let libs: Vec<&str> = BUILTINS.iter().map(|(_, lib, _)| *lib).collect();
     // The plugins' own target directory inside the one `target/`, shared by every profile of
-    // the host so a debug and a release build compile the plugins once.
-    let target = root.join("target").join("plugins");
-    let release = turnpike_wasm_build::build_workspace(&root.join("plugins"), &target).unwrap_or_else(|e| fail(&e));
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    // the host, so a debug and a release build compile the plugins once.
+    let embedded = turnpike_wasm_build::build_for_embedding("plugins", "target/plugins", &libs).unwrap_or_else(|e| panic!("building the built-in plugins failed: {e}"));
     let mut code = String::from("/// Every built-in plugin, its component embedded.\npub const BUILTINS: &[Builtin] = &[\n");
-    for (name, lib, description) in BUILTINS {
-        let built = turnpike_wasm_build::component(&release, lib).unwrap_or_else(|e| fail(&e));
-        // Copied so the binary embeds the bytes of this build even if the shared target
-        // directory changes later.
-        let embedded = out.join(format!("{lib}.wasm"));
-        std::fs::copy(&built, &embedded).unwrap_or_else(|e| fail(&format!("copying {}: {e}", built.display())));
-        writeln!(code, "    Builtin {{ name: {name:?}, description: {description:?}, wasm: include_bytes!({:?}) }},", embedded.display().to_string()).expect("write to String");
+    for ((name, _, description), path) in BUILTINS.iter().zip(&embedded) {
+        writeln!(code, "    Builtin {{ name: {name:?}, description: {description:?}, wasm: include_bytes!({:?}) }},", path.display().to_string()).expect("write to String");
     }
     code.push_str("];\n");
-    std::fs::write(out.join("builtins.rs"), code).unwrap_or_else(|e| fail(&format!("writing builtins.rs: {e}")));
-}
-
-fn fail(error: &dyn std::fmt::Display) -> ! {
-    panic!("building the built-in plugins failed: {error}");
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out.join("builtins.rs"), code).unwrap_or_else(|e| panic!("writing builtins.rs: {e}"));
 }

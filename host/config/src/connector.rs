@@ -309,10 +309,10 @@ impl ConnectorConfig {
         self.group_id.clone().unwrap_or_else(|| format!("turnpike-{}", self.name))
     }
 
-    /// What the connector connects, from the fields it sets. A connector naming both a
-    /// source and a sink is reported by [`ConnectorConfig::validate`]; here it counts as a
-    /// source.
-    pub fn kind(&self) -> ConnectorKind {
+    /// What the connector connects, from the fields it sets, for the rules only (which
+    /// report a connector naming both a source and a sink; here it counts as a source).
+    /// Everything downstream asks the validated [`crate::Connector`].
+    pub(crate) fn kind(&self) -> ConnectorKind {
         match (&self.source, &self.sink) {
             (Some(_), _) => ConnectorKind::Source,
             (None, Some(_)) => ConnectorKind::Sink,
@@ -323,11 +323,6 @@ impl ConnectorConfig {
     /// Topics the connector's plugins may write to: `output_topic` and `routes`.
     pub fn writable_topics(&self) -> Vec<&str> {
         self.output_topic.iter().chain(&self.routes).map(TopicName::as_str).collect()
-    }
-
-    /// The output topic (`""` for a sink connector, which has none).
-    pub fn output(&self) -> &str {
-        self.output_topic.as_ref().map_or("", TopicName::as_str)
     }
 
     /// Every plugin the connector runs, with the key its reference is written under.

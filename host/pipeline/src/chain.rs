@@ -18,8 +18,8 @@ use turnpike_runtime::{
 use crate::batches::{input_source, next_stage_input, single, ChainBatch, OutputMerger, Source};
 use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
-use crate::retry::{Next, Retry};
 use crate::status::LiveStatus;
+use crate::tasks::retry::{Attempt, Retry, RetryLog};
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
 pub(crate) struct Stage {
@@ -197,27 +197,25 @@ impl Chain {
     async fn call(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
         let mut faults = 0;
         let mut retry = Retry::new(&self.errors, &self.cancel);
+        let plugin = self.stages[i].info.label();
         loop {
-            match self.call_once(i, input).await? {
-                Ok(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
-                Err(CallError::Fault(fault)) => {
+            let result = self.call_once(i, input).await?;
+            let log = RetryLog { status: &self.status, connector: &self.connector, plugin: &plugin, what: "plugin asked to retry the batch" };
+            match retry.settle(result, log).await {
+                Attempt::Done(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
+                Attempt::Again => {}
+                Attempt::Stopped => return Err(ChainError::Stopping),
+                Attempt::GaveUp(message) => return Ok(fail_all(input, PluginError { kind: ErrorKind::Retriable, message })),
+                Attempt::Failed(CallError::Fault(fault)) => {
                     faults += 1;
                     if faults > 1 {
                         return match self.errors.tolerance {
                             ErrorTolerance::All => self.isolate(i, input).await,
-                            ErrorTolerance::None => Err(ChainError::Fault { plugin: self.stages[i].info.label(), source: fault }),
+                            ErrorTolerance::None => Err(ChainError::Fault { plugin, source: fault }),
                         };
                     }
                 }
-                Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => match retry.pause().await {
-                    Next::Again => {
-                        LiveStatus::add(&self.status.retries, 1);
-                        tracing::info!(connector = %self.connector, plugin = %self.stages[i].info.label(), %message, attempt = retry.attempts(), "plugin asked to retry the batch");
-                    }
-                    Next::Stop => return Err(ChainError::Stopping),
-                    Next::GiveUp => return Ok(fail_all(input, PluginError { kind: ErrorKind::Retriable, message })),
-                },
-                Err(CallError::Plugin { kind, message }) => return Ok(fail_all(input, PluginError { kind, message })),
+                Attempt::Failed(CallError::Plugin { kind, message }) => return Ok(fail_all(input, PluginError { kind, message })),
             }
         }
     }

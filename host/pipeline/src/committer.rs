@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_kafka::{Consumer, Delivery, Offsets, OutgoingRecord, Producer};
+use turnpike_runtime::FaultClass;
 
-use crate::status::{ConnectorState, FaultInfo, LiveStatus};
+use crate::connector_state::ConnectorState;
+use crate::status::{FaultInfo, LiveStatus};
 
 /// Batches whose outputs are in flight, at most. Bounds memory and makes a slow broker slow
 /// the connector down (backpressure) instead of buffering without end.
@@ -119,7 +121,7 @@ pub(crate) async fn run<C: Checkpoint>(
         for delivery in batch.deliveries {
             if let Err(e) = delivery.wait().await {
                 tracing::error!(%connector, error = %e, "output not acknowledged; stopping without saving this batch's progress");
-                status.set(ConnectorState::Failed, Some(FaultInfo { class: "kafka".into(), message: e.to_string() }));
+                status.set(ConnectorState::Failed, Some(FaultInfo::new(FaultClass::Kafka, e.to_string())));
                 failed.cancel();
                 break 'batches;
             }

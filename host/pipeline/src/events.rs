@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::status::ConnectorState;
+use crate::connector_state::ConnectorState;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use turnpike_config::{ConnectorConfig, ErrorTolerance};
+use turnpike_config::{Connector, ErrorTolerance};
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
-use turnpike_runtime::{escape_control, input_len, input_record, BatchBuilder, ErrorKind, InputBatch};
+use turnpike_runtime::{escape_control, input_len, input_record, BatchBuilder, ErrorKind, FaultClass, InputBatch};
 
 use crate::status::{FaultInfo, LiveStatus};
 
@@ -37,7 +37,7 @@ impl FailedRecord {
     /// A record read from Kafka that cannot be handed to a plugin as it is (e.g. a header
     /// key that is not UTF-8): it goes through the error policy like a rejected record.
     pub(crate) fn unreadable(origin: u32, why: String) -> Self {
-        Self { origin, stage: READ_STAGE.into(), plugin: HOST_LABEL.into(), kind: ErrorKind::InvalidRecord, class: "unreadable_record".into(), message: why }
+        Self { origin, stage: READ_STAGE.into(), plugin: HOST_LABEL.into(), kind: ErrorKind::InvalidRecord, class: FaultClass::UnreadableRecord.into(), message: why }
     }
 }
 
@@ -79,11 +79,12 @@ pub(crate) struct ErrorPolicy {
 }
 
 impl ErrorPolicy {
-    pub(crate) fn new(config: &ConnectorConfig, status: Arc<LiveStatus>) -> Self {
+    pub(crate) fn new(connector: &Connector, status: Arc<LiveStatus>) -> Self {
+        let errors = &connector.config().errors;
         Self {
-            connector: config.name.to_string(),
-            tolerance: config.errors.tolerance,
-            dead_letter_topic: config.errors.dead_letter_topic.as_ref().map(ToString::to_string),
+            connector: connector.name().to_string(),
+            tolerance: errors.tolerance,
+            dead_letter_topic: errors.dead_letter_topic.as_ref().map(ToString::to_string),
             status,
         }
     }
@@ -167,7 +168,7 @@ impl ErrorPolicy {
             let delivery = producer
                 .send(out, headers)
                 .await
-                .map_err(|e| FaultInfo { class: "kafka".into(), message: format!("dead-letter topic: {e}") })?;
+                .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("dead-letter topic: {e}")))?;
             deliveries.push(delivery);
         }
         LiveStatus::add(&self.status.records_dead_lettered, deliveries.len() as u64);

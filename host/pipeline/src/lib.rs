@@ -1,31 +1,30 @@
 //! Runs connectors: Kafka in → a chain of WebAssembly transforms → Kafka out, at least once.
 //!
 //! [`Host`] owns the plugin registry and the running connectors. Each connector is one task
-//! ([`task`]) feeding batches through its [`chain`], and a committer ([`committer`]) that
+//! ([`tasks`]) feeding batches through its [`chain`], and a committer ([`committer`]) that
 //! commits input offsets only once every output derived from them is acknowledged.
 
 mod batches;
 mod chain;
-mod failures;
-mod retry;
-mod sink_task;
-mod source_task;
 mod committer;
+mod connector_state;
 mod dry_run;
 mod events;
+mod failures;
 mod host;
 mod registry;
 mod status;
 mod supervisor;
 mod swap;
-mod task;
+mod tasks;
 mod validation;
 
+pub use connector_state::ConnectorState;
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
 pub use host::{Applied, Host, HostError};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-pub use status::{ConnectorState, ConnectorStatus, FaultInfo};
+pub use status::{ConnectorStatus, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: offsets as the API reports and resets them.

@@ -9,25 +9,8 @@ use serde::Serialize;
 use turnpike_config::{ConnectorConfig, ConnectorKind};
 use turnpike_runtime::FaultClass;
 
+use crate::connector_state::ConnectorState;
 use crate::events::{EventKind, Events};
-
-/// A connector's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ConnectorState {
-    /// Defined, its task not yet running.
-    Unassigned,
-    /// Consuming and producing.
-    Running,
-    /// Not consuming; plugin instances and clients kept, so resuming is immediate.
-    Paused,
-    /// Stopped on purpose; nothing held.
-    Stopped,
-    /// Stopped by an error; see `error`.
-    Failed,
-    /// Failed, and waiting to be restarted automatically.
-    Restarting,
-}
 
 /// Why a connector failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -204,15 +187,15 @@ impl LiveStatus {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// The status of the connector `config` defines. Its plugin references are shown as
-    /// written until a run resolves them.
-    pub(crate) fn snapshot(&self, config: &ConnectorConfig) -> ConnectorStatus {
+    /// The status of the connector `config` defines, of `kind`. Its plugin references are
+    /// shown as written until a run resolves them.
+    pub(crate) fn snapshot(&self, config: &ConnectorConfig, kind: ConnectorKind) -> ConnectorStatus {
         let configured = config.plugin_refs().into_iter().map(|(_, r)| r.to_string()).collect();
         let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or(configured);
         let (state, since, error) = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
         ConnectorStatus {
             name: config.name.to_string(),
-            kind: config.kind(),
+            kind,
             state,
             state_since: humantime::format_rfc3339_millis(since).to_string(),
             records_in: self.records_in.load(Ordering::Relaxed),

@@ -7,19 +7,21 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{ConnectorConfig, ConnectorKind, PluginRef, RestartPolicy};
+use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind};
 
 use crate::chain::{Chain, ChainContext, Stage};
+use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
 use crate::failures::ErrorPolicy;
 use crate::registry::{PluginInfo, PluginRegistry, RegistryError};
-use crate::sink_task::SinkTask;
-use crate::source_task::SourceTask;
-use crate::status::{ConnectorState, FaultInfo, LiveStatus};
+use crate::status::{FaultInfo, LiveStatus};
 use crate::swap::SwapRequest;
-use crate::task::ConnectorTask;
+use crate::tasks::sink::SinkTask;
+use crate::tasks::source::{SourcePlugin, SourceTask};
+use crate::tasks::transform::TransformTask;
+use crate::tasks::TaskContext;
 
 /// What every connector's supervisor needs from the host.
 pub(crate) struct Shared {
@@ -40,21 +42,21 @@ pub(crate) type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::wat
 /// `FAILED` with class `panic` and an event, and the restart policy applies. Before this, a
 /// panic ended the supervisor silently while the status kept saying `RUNNING`.
 ///
-/// Each run is built from the configuration as it is then (`config` changes when a hot swap
+/// Each run is built from the connector as it is then (`connector` changes when a hot swap
 /// succeeds), so a restart never goes back to plugin versions the connector left.
-pub(crate) async fn supervise(shared: Arc<Shared>, config: tokio::sync::watch::Receiver<ConnectorConfig>, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
+pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch::Receiver<Connector>, status: Arc<LiveStatus>, cancel: CancellationToken, controls: Controls) {
     let (name, policy) = {
-        let c = config.borrow();
-        (c.name.to_string(), c.restart.clone())
+        let c = connector.borrow();
+        (c.name().to_string(), c.config().restart.clone())
     };
     let mut budget = FailureBudget::new(Duration::from_secs(policy.window_s.get()));
     loop {
         let started = Instant::now();
         let run = {
-            let config = config.borrow().clone();
+            let connector = connector.borrow().clone();
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
             tokio::spawn(async move {
-                match build_task(&shared, &config, &status, &cancel, &controls) {
+                match build_task(&shared, &connector, &status, &cancel, &controls) {
                     Ok(Task::Transform(task)) => task.run().await,
                     Ok(Task::Source(task)) => task.run().await,
                     Ok(Task::Sink(task)) => task.run().await,
@@ -157,24 +159,26 @@ fn backoff(policy: &RestartPolicy, attempt: u32) -> Duration {
 }
 
 enum Task {
-    Transform(ConnectorTask),
+    Transform(TransformTask),
     Source(SourceTask),
     Sink(SinkTask),
 }
 
 /// The sandbox limits and HTTP grant of every plugin instance of a connector.
-pub(crate) fn instance_limits(config: &ConnectorConfig) -> Result<InstanceLimits, String> {
-    let l = &config.limits;
-    let h = &config.http;
-    let http = HttpGrant::parse(&h.allow)?.with_timeouts(Duration::from_millis(h.connect_timeout_ms.get()), Duration::from_millis(h.timeout_ms.get()));
-    Ok(InstanceLimits {
+pub(crate) fn instance_limits(connector: &Connector) -> InstanceLimits {
+    limits_with(&connector.config().limits, HttpGrant::granted(connector.http()))
+}
+
+/// `limits` as an instance's limits, with `http` granted.
+pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
+    InstanceLimits {
         memory_bytes: (l.memory_mib.get() as usize) << 20,
         batch_timeout: Duration::from_millis(l.batch_timeout_ms.get()),
         create_timeout: Duration::from_millis(l.create_timeout_ms.get()),
         max_output_bytes: (l.max_output_mib.get() as usize) << 20,
         max_output_records: l.max_output_records.get() as usize,
         http,
-    })
+    }
 }
 
 /// Resolves a plugin reference and checks it is of the kind the stage needs.
@@ -183,80 +187,56 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     let actual = info.plugin.kind();
     if actual != wanted {
         let message = format!("{} is a {} plugin; this stage needs a {} plugin", info.label(), actual.as_str(), wanted.as_str());
-        return Err(FaultInfo { class: FaultClass::WrongKind.into(), message });
+        return Err(FaultInfo::new(FaultClass::WrongKind, message));
     }
     Ok(info)
 }
 
 /// Resolves the connector's plugins and creates its Kafka clients.
-fn build_task(shared: &Shared, config: &ConnectorConfig, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<Task, FaultInfo> {
+fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<Task, FaultInfo> {
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
-    let stages = config
-        .transforms
+    let config = connector.config();
+    let stages = connector
+        .transforms()
         .iter()
         .map(|step| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform)?, &step.config)))
         .collect::<Result<Vec<_>, FaultInfo>>()?;
-    let kafka_fault = |e: KafkaError| FaultInfo { class: FaultClass::Kafka.into(), message: e.to_string() };
-    let limits = instance_limits(config).map_err(|e| FaultInfo { class: FaultClass::Config.into(), message: format!("http.allow: {e}") })?;
-    let writable = (config.kind() != ConnectorKind::Sink).then(|| config.writable_topics().into_iter().filter(|t| *t != shared.positions_topic).map(str::to_owned).collect());
-    let cx = ChainContext { connector: config.name.to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
-    let chain = Chain::new(stages, cx);
+    let kafka_fault = |e: KafkaError| FaultInfo::new(FaultClass::Kafka, e.to_string());
+    let limits = instance_limits(connector);
+    // A sink connector writes to its sink, whatever a transform routes: `None`.
+    let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
+    let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
+    let chain = Chain::new(stages, chain_cx);
     let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
-    let policy = ErrorPolicy::new(config, status.clone());
+    let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let consumer = || {
         let options = ConsumerOptions {
-            group_id: config.group_id(),
+            group_id: connector.group_id(),
             start_from: config.start_from.as_str().to_owned(),
-            topics: config.topics.iter().map(ToString::to_string).collect(),
+            topics: connector.topics().iter().map(ToString::to_string).collect(),
         };
         Consumer::new(&shared.kafka, &options).map(Arc::new).map_err(kafka_fault)
     };
-    let task = match (config.kind(), &config.source, &config.sink) {
-        (ConnectorKind::Source, Some(source), _) => {
-            let plugin = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source)?;
-            labels.insert(0, plugin.label());
-            Task::Source(SourceTask {
-                config: config.clone(),
-                plugin,
-                limits,
-                chain,
-                producer,
-                policy,
-                kafka: shared.kafka.clone(),
-                positions_topic: shared.positions_topic.clone(),
-                status: status.clone(),
-                cancel: cancel.clone(),
-                paused: paused.clone(),
-            })
+    let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone() };
+    let task = match connector.flow() {
+        Flow::Source { source, output } => {
+            let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source)?;
+            labels.insert(0, info.label());
+            let plugin = SourcePlugin { info, step: source.clone(), output_topic: output.topic.clone(), limits };
+            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone() })
         }
-        (ConnectorKind::Sink, _, Some(sink)) => {
+        Flow::Sink { sink, .. } => {
             let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink)?;
             labels.push(plugin.label());
-            Task::Sink(SinkTask {
-                config: config.clone(),
-                plugin,
-                limits,
-                chain,
-                consumer: consumer()?,
-                producer,
-                policy,
-                status: status.clone(),
-                cancel: cancel.clone(),
-                paused: paused.clone(),
-            })
+            Task::Sink(SinkTask { consumer: consumer()?, cx, step: sink.clone(), plugin, limits })
         }
-        _ => Task::Transform(ConnectorTask {
-            config: config.clone(),
-            chain,
+        Flow::Transform { output, .. } => Task::Transform(TransformTask {
             consumer: consumer()?,
-            producer,
-            policy,
-            status: status.clone(),
-            cancel: cancel.clone(),
-            paused: paused.clone(),
+            cx,
+            output_topic: output.topic.clone(),
             applied_swap: swaps.borrow().generation,
             swaps: swaps.clone(),
         }),

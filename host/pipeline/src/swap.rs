@@ -15,14 +15,16 @@ use crate::registry::PluginInfo;
 /// The outcome sent back to whoever asked: the versions now running, or why not.
 pub(crate) type SwapReply = Result<Vec<String>, String>;
 
+/// Who waits for the outcome, if anyone. Behind a mutex because watch values are cloned.
+pub(crate) type Reply = Arc<Mutex<Option<oneshot::Sender<SwapReply>>>>;
+
 /// A wanted set of stages.
 #[derive(Clone, Default)]
 pub(crate) struct SwapRequest {
     /// Increases with each request; the task applies a generation once.
     pub(crate) generation: u64,
     pub(crate) stages: Vec<(PluginInfo, serde_json::Value)>,
-    /// Who waits for the outcome, if anyone. Behind a mutex because watch values are cloned.
-    pub(crate) reply: Arc<Mutex<Option<oneshot::Sender<SwapReply>>>>,
+    pub(crate) reply: Reply,
 }
 
 impl SwapRequest {

@@ -66,6 +66,31 @@ pub fn build_workspace(workspace: &Path, target_dir: &Path) -> Result<PathBuf, B
     Ok(target_dir.join(WASM_TARGET).join("release"))
 }
 
+/// For a build script that embeds components: builds the wasm workspace `workspace` (a path
+/// relative to [`source_root`]) into `target` (also relative), copies each of `libs`'
+/// components into OUT_DIR (so the crate embeds this build's bytes even if the shared target
+/// directory changes later) and returns the copies' paths, in the order of `libs`. Tells cargo
+/// to run the build script again when the workspace, the Rust SDK or the contract change.
+pub fn build_for_embedding(workspace: &str, target: &str, libs: &[&str]) -> Result<Vec<PathBuf>, BuildError> {
+    let root = source_root();
+    for input in [workspace, "sdk/rust", "sdk/batch-layout", "wit"] {
+        let path = root.join(input);
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
+    let release = build_workspace(&root.join(workspace), &root.join(target))?;
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError::Missing(PathBuf::from("$OUT_DIR")))?);
+    libs.iter()
+        .map(|lib| {
+            let built = component(&release, lib)?;
+            let embedded = out.join(format!("{lib}.wasm"));
+            std::fs::copy(&built, &embedded).map_err(|source| BuildError::Spawn { command: format!("copy {} to {}", built.display(), embedded.display()), source })?;
+            Ok(embedded)
+        })
+        .collect()
+}
+
 /// `dir/<lib>.wasm`, or [`BuildError::Missing`] when the build did not write it.
 pub fn component(dir: &Path, lib: &str) -> Result<PathBuf, BuildError> {
     let path = dir.join(format!("{lib}.wasm"));

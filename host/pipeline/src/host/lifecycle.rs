@@ -1,20 +1,20 @@
 //! Creating, changing, pausing, resuming, stopping, restarting and deleting connectors, and
 //! switching a running one to other plugin versions.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use turnpike_config::{ConnectorConfig, ConnectorKind, PluginName};
-use turnpike_kafka::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
+use turnpike_config::{Connector, ConnectorConfig, Flow, PluginName};
 use turnpike_state::Lifecycle;
 
-use super::{Applied, Host, HostError, Running};
+use super::rules::host_rules;
+use super::table::{transition, Action, Definition, Entry};
+use super::{Applied, Host, HostError};
 
+use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
 use crate::registry::{PluginInfo, RegistryError};
-use crate::status::{ConnectorState, LiveStatus};
-use crate::swap::SwapRequest;
+use crate::status::LiveStatus;
 
 /// How long a `PUT` waits for a running connector to switch plugin versions: its current
 /// batch must finish first.
@@ -23,49 +23,38 @@ const SWAP_WAIT: Duration = Duration::from_secs(60);
 impl Host {
     /// Restarts a connector now, with a fresh failure budget: its current run is stopped
     /// gracefully (in-flight work committed) and a new one started. With `only_failed`, a
-    /// connector that is not failed is left alone (`Ok(false)`).
+    /// connector that is not failed is left alone (`Ok(false)`). A connector saved before the
+    /// rules tightened must be changed before it runs again.
     pub async fn restart(&self, name: &str, only_failed: bool) -> Result<bool, HostError> {
         self.refuse_while_closing()?;
         let _one_at_a_time = self.lock_existing(name).await?;
-        let (state, config) = self.with(name, |r| (r.status.state(), r.config.clone()))?;
+        let (state, config) = self.with(name, |r| (r.status.state(), r.definition.config().clone()))?;
         if only_failed && !matches!(state, ConnectorState::Failed | ConnectorState::Restarting) {
             return Ok(false);
         }
-        self.refuse_broken_rules(&config)?;
+        let connector = self.validated(&config)?;
         self.halt(name).await?;
         self.shared.events.emit(name, EventKind::ManualRestart);
         self.with(name, |r| {
-            let paused = r.lifecycle == Lifecycle::Paused;
-            *r = self.supervise(r.config.clone(), r.status.clone());
-            if paused {
-                r.paused.send_replace(true);
-                r.lifecycle = Lifecycle::Paused;
-            }
-        })?;
+            r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Restart)?;
+            r.run = Some(self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused));
+            r.definition = Definition::Valid(connector);
+            Ok::<_, HostError>(())
+        })??;
         self.save(name)?;
         Ok(true)
     }
 
-    /// A connector saved before the rules tightened must be changed before it runs again.
-    fn refuse_broken_rules(&self, config: &ConnectorConfig) -> Result<(), HostError> {
-        let problems = self.rule_problems(config);
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(HostError::Invalid(problems))
-        }
-    }
-
-    /// Creates or replaces a connector. The same configuration again changes and restarts
-    /// nothing (but saves it again if the last save failed). A changed one is restarted with
-    /// the new configuration (in-flight work committed first), unless the connector is
-    /// stopped, which it stays.
+    /// Creates or replaces a connector, validated first (every problem at once). The same
+    /// configuration again changes and restarts nothing (but saves it again if the last save
+    /// failed). A changed one is restarted with the new configuration (in-flight work
+    /// committed first), unless the connector is stopped, which it stays.
     pub async fn put_connector(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
         self.refuse_while_closing()?;
         let name = config.name.to_string();
         let _one_at_a_time = self.lock(&name).await;
-        self.refuse_broken_rules(&config)?;
-        let existing = self.with(&name, |r| (r.config == config, r.lifecycle == Lifecycle::Stopped, r.unsaved)).ok();
+        let connector = self.validated(&config)?;
+        let existing = self.with(&name, |r| (r.definition.config() == connector.config(), r.lifecycle == Lifecycle::Stopped, r.unsaved)).ok();
         match existing {
             None => {
                 let status = Arc::new(LiveStatus::new(&name, self.shared.events.clone()));
@@ -73,12 +62,12 @@ impl Host {
                     // Checked again where the entry is added, so two creates at once cannot
                     // both pass the host-wide rules (groups, case, capacity).
                     let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-                    let problems = super::host_rules(&config, &connectors);
+                    let problems = host_rules(connector.config(), &connectors);
                     if !problems.is_empty() {
                         return Err(HostError::Invalid(problems));
                     }
-                    self.check_capacity(&config, &connectors)?;
-                    connectors.insert(name.clone(), self.supervise(config, status));
+                    self.check_capacity(connector.config(), &connectors)?;
+                    connectors.insert(name.clone(), self.start(connector, status, Lifecycle::Running));
                 }
                 self.save(&name)?;
                 Ok(Applied::Created)
@@ -89,32 +78,28 @@ impl Host {
                 }
                 Ok(Applied::Unchanged)
             }
-            Some((false, false, _)) if self.swappable(&name, &config) => {
-                self.check_capacity(&config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
-                let stages = self.resolve(&config)?;
+            Some((false, false, _)) if self.swappable(&name, &connector) => {
+                self.check_capacity(connector.config(), &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
+                let stages = self.resolve(&connector)?;
                 self.swap(&name, stages, true).await?;
                 self.with(&name, |r| {
-                    r.config = config.clone();
                     // A later automatic restart builds what runs now, not the old chain.
-                    r.config_tx.send_replace(config);
+                    if let Some(run) = &r.run {
+                        run.connector.send_replace(connector.clone());
+                    }
+                    r.definition = Definition::Valid(connector);
                 })?;
                 self.save(&name)?;
                 Ok(Applied::Swapped)
             }
             Some((false, stopped, _)) => {
-                self.check_capacity(&config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
+                self.check_capacity(connector.config(), &self.connectors.lock().unwrap_or_else(|p| p.into_inner()))?;
                 self.halt(&name).await?;
                 self.with(&name, |r| {
-                    if stopped {
-                        r.config = config;
-                    } else {
-                        let (paused, lifecycle) = (*r.paused.borrow(), r.lifecycle);
-                        *r = self.supervise(config, r.status.clone());
-                        if paused {
-                            r.paused.send_replace(true);
-                        }
-                        r.lifecycle = lifecycle;
+                    if !stopped {
+                        r.run = Some(self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused));
                     }
+                    r.definition = Definition::Valid(connector);
                 })?;
                 self.save(&name)?;
                 Ok(Applied::Updated)
@@ -122,41 +107,21 @@ impl Host {
         }
     }
 
-    /// Refuses a connector that would take the host past its connector count or its memory
-    /// budget for instances (each plugin of each connector may grow to `limits.memory_mib`).
-    /// A change that asks for no more than the connector had is always allowed, so lowering
-    /// a maximum below what runs never blocks a change that shrinks.
-    fn check_capacity(&self, config: &ConnectorConfig, connectors: &BTreeMap<String, Running>) -> Result<(), HostError> {
-        let weight = |c: &ConnectorConfig| c.limits.memory_mib.get() * c.plugin_refs().len() as u64;
-        let before = connectors.get(config.name.as_str()).map(|r| weight(&r.config));
-        let others = connectors.iter().filter(|(n, _)| n.as_str() != config.name.as_str());
-        let (count, memory) = others.fold((0u64, 0u64), |(n, m), (_, r)| (n + 1, m + weight(&r.config)));
-        let max = self.sandbox.max_connectors.get();
-        if before.is_none() && count + 1 > max {
-            return Err(HostError::Full(format!("the host already runs {count} connectors, its maximum (sandbox.max_connectors = {max}); delete one or raise the maximum")));
-        }
-        let (asked, budget) = (weight(config), self.sandbox.max_total_memory_mib.get());
-        if before.is_none_or(|b| asked > b) && memory + asked > budget {
-            return Err(HostError::Full(format!(
-                "this connector may use {asked} MiB of plugin memory and the others {memory} MiB, over the host's budget of {budget} MiB (sandbox.max_total_memory_mib); lower limits.memory_mib or raise the budget"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Whether `config` differs from the running one only in its plugin chain, and the
+    /// Whether `connector` differs from the running one only in its plugin chain, and the
     /// connector's task is alive to switch.
-    fn swappable(&self, name: &str, config: &ConnectorConfig) -> bool {
+    fn swappable(&self, name: &str, connector: &Connector) -> bool {
         self.with(name, |r| {
-            let mut same = r.config.clone();
-            same.transforms = config.transforms.clone();
-            same == *config && config.kind() == ConnectorKind::Transform && matches!(r.status.state(), ConnectorState::Running | ConnectorState::Paused)
+            let Some(current) = r.definition.connector() else { return false };
+            let mut same = current.config().clone();
+            same.transforms = connector.transforms().to_vec();
+            let running = matches!(r.status.state(), ConnectorState::Running | ConnectorState::Paused);
+            same == *connector.config() && matches!(connector.flow(), Flow::Transform { .. }) && running && r.run.is_some()
         })
         .unwrap_or(false)
     }
 
-    fn resolve(&self, config: &ConnectorConfig) -> Result<Vec<(PluginInfo, serde_json::Value)>, HostError> {
-        Ok(config.transforms.iter().map(|t| Ok((self.registry().resolve(&t.plugin)?, t.config.clone()))).collect::<Result<_, RegistryError>>()?)
+    fn resolve(&self, connector: &Connector) -> Result<Vec<(PluginInfo, serde_json::Value)>, HostError> {
+        Ok(connector.transforms().iter().map(|t| Ok((self.registry().resolve(&t.plugin)?, t.config.clone()))).collect::<Result<_, RegistryError>>()?)
     }
 
     /// Publishes new stages for a running connector. With `wait`, waits until its task has
@@ -166,10 +131,16 @@ impl Host {
     async fn swap(&self, name: &str, stages: Vec<(PluginInfo, serde_json::Value)>, wait: bool) -> Result<(), HostError> {
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         let reply = Arc::new(Mutex::new(wait.then_some(tx)));
-        self.with(name, |r| {
-            let generation = r.swaps.borrow().generation + 1;
-            r.swaps.send_replace(SwapRequest { generation, stages, reply });
+        let published = self.with(name, |r| match &r.run {
+            Some(run) => {
+                run.publish(stages, reply);
+                true
+            }
+            None => false,
         })?;
+        if !published {
+            return Err(HostError::State(format!("connector {name:?} is not running; its plugins cannot be switched")));
+        }
         if !wait {
             return Ok(());
         }
@@ -177,11 +148,12 @@ impl Host {
             Ok(Ok(Ok(_))) => Ok(()),
             Ok(Ok(Err(reason))) => Err(HostError::SwapFailed(reason)),
             _ => {
-                let configured = self.with(name, |r| r.config.clone())?;
-                if let Ok(stages) = self.resolve(&configured) {
+                let configured = self.with(name, |r| r.definition.connector().cloned())?;
+                if let Some(Ok(stages)) = configured.map(|c| self.resolve(&c)) {
                     self.with(name, |r| {
-                        let generation = r.swaps.borrow().generation + 1;
-                        r.swaps.send_replace(SwapRequest { generation, stages, reply: Arc::default() });
+                        if let Some(run) = &r.run {
+                            run.publish(stages, Arc::default());
+                        }
                     })?;
                 }
                 Err(HostError::SwapFailed(format!("the connector did not take the new versions within {SWAP_WAIT:?}; the request was withdrawn")))
@@ -195,12 +167,12 @@ impl Host {
     pub(super) async fn follow_latest(&self, name: &PluginName) {
         let users: Vec<String> = {
             let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-            connectors.iter().filter(|(_, r)| uses_latest(r, name)).map(|(n, _)| n.clone()).collect()
+            connectors.iter().filter(|(_, r)| following_latest(r, name).is_some()).map(|(n, _)| n.clone()).collect()
         };
         for connector in users {
             let _one_at_a_time = self.lock(&connector).await;
-            let Ok(Some(config)) = self.with(&connector, |r| uses_latest(r, name).then(|| r.config.clone())) else { continue };
-            match self.resolve(&config) {
+            let Ok(Some(following)) = self.with(&connector, |r| following_latest(r, name).cloned()) else { continue };
+            match self.resolve(&following) {
                 Ok(stages) => {
                     let labels: Vec<String> = stages.iter().map(|(i, _)| i.label()).collect();
                     if self.with(&connector, |r| r.status.plugins() != labels).unwrap_or(false) {
@@ -230,32 +202,36 @@ impl Host {
     pub async fn pause(&self, name: &str) -> Result<(), HostError> {
         let _one_at_a_time = self.lock_existing(name).await?;
         self.with(name, |r| {
-            if r.supervisor.is_none() {
-                return Err(HostError::State(format!("connector {name:?} is not running; resume it instead of pausing")));
+            r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Pause)?;
+            if let Some(run) = &r.run {
+                run.paused.send_replace(true);
             }
-            r.paused.send_replace(true);
-            r.lifecycle = Lifecycle::Paused;
-            Ok(())
+            Ok::<_, HostError>(())
         })??;
         self.save(name)
     }
 
-    /// Resumes a paused connector, or starts a stopped one.
+    /// Resumes a paused connector, or starts a stopped one (validated again first).
     pub async fn resume(&self, name: &str) -> Result<(), HostError> {
         self.refuse_while_closing()?;
         let _one_at_a_time = self.lock_existing(name).await?;
-        let (idle, config) = self.with(name, |r| (r.supervisor.is_none(), r.config.clone()))?;
-        if idle {
-            self.refuse_broken_rules(&config)?;
-        }
+        let (idle, config) = self.with(name, |r| (r.run.is_none(), r.definition.config().clone()))?;
+        let fresh = if idle { Some(self.validated(&config)?) } else { None };
         self.with(name, |r| {
-            if r.supervisor.is_none() {
-                *r = self.supervise(r.config.clone(), r.status.clone());
-            } else {
-                r.paused.send_replace(false);
+            r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Resume)?;
+            match fresh {
+                Some(connector) => {
+                    r.run = Some(self.start_run(&connector, &r.status, false));
+                    r.definition = Definition::Valid(connector);
+                }
+                None => {
+                    if let Some(run) = &r.run {
+                        run.paused.send_replace(false);
+                    }
+                }
             }
-            r.lifecycle = Lifecycle::Running;
-        })?;
+            Ok::<_, HostError>(())
+        })??;
         self.save(name)
     }
 
@@ -268,42 +244,16 @@ impl Host {
             if r.status.state() != ConnectorState::Stopped {
                 r.status.set(ConnectorState::Stopped, None);
             }
-            r.lifecycle = Lifecycle::Stopped;
-        })?;
+            r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Stop)?;
+            Ok::<_, HostError>(())
+        })??;
         self.save(name)
     }
-
-    /// The connector's consumer group and where it stands on every input partition.
-    pub async fn offsets(&self, name: &str) -> Result<(String, Vec<PartitionOffsets>), HostError> {
-        let config = self.with(name, |r| r.config.clone())?;
-        let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
-        let g = group.clone();
-        let read = tokio::task::spawn_blocking(move || group_offsets(&kafka, &g, &topics)).await;
-        Ok((group, read.map_err(|e| HostError::Internal(format!("offsets task: {e}")))??))
-    }
-
-    /// Moves a stopped connector's committed offsets; it reads from there when resumed.
-    pub async fn reset_offsets(&self, name: &str, to: ResetTo) -> Result<Vec<(String, i32, i64)>, HostError> {
-        let _one_at_a_time = self.lock_existing(name).await?;
-        let (config, stopped) = self.with(name, |r| (r.config.clone(), r.supervisor.is_none()))?;
-        if !stopped {
-            return Err(HostError::State(format!(
-                "connector {name:?} is not stopped: stop it first (POST /v1/connectors/{name}/stop), so no consumer commits over the reset"
-            )));
-        }
-        let (kafka, group, topics) = (self.shared.kafka.clone(), config.group_id(), topic_names(&config));
-        let done = tokio::task::spawn_blocking(move || reset_group_offsets(&kafka, &group, &topics, &to)).await;
-        let targets = done.map_err(|e| HostError::Internal(format!("offsets task: {e}")))??;
-        tracing::info!(connector = %name, ?targets, "offsets reset");
-        Ok(targets)
-    }
 }
 
-/// Whether a running transform connector names `name@latest`.
-fn uses_latest(r: &Running, name: &PluginName) -> bool {
-    r.supervisor.is_some() && r.config.kind() == ConnectorKind::Transform && r.config.transforms.iter().any(|t| t.plugin.name == *name && t.plugin.version.is_none())
-}
-
-fn topic_names(config: &ConnectorConfig) -> Vec<String> {
-    config.topics.iter().map(ToString::to_string).collect()
+/// The connector, if it is a running transform connector that names `name@latest`.
+fn following_latest<'a>(r: &'a Entry, name: &PluginName) -> Option<&'a Connector> {
+    let connector = r.definition.connector().filter(|c| matches!(c.flow(), Flow::Transform { .. }))?;
+    let follows = r.run.is_some() && connector.transforms().iter().any(|t| t.plugin.name == *name && t.plugin.version.is_none());
+    follows.then_some(connector)
 }

@@ -11,6 +11,7 @@ use turnpike_runtime::LoadError;
 use super::{Host, HostError};
 use crate::dry_run::{DryRunResult, SampleRecord};
 use crate::registry::{BrokenPlugin, PluginInfo, RegistryError};
+use crate::validation::{check_plugins, PluginChecks};
 
 impl Host {
     /// Compiles a component (on a blocking thread) and registers it as `name@version`. A
@@ -109,9 +110,9 @@ impl Host {
             .values()
             .filter(|r| {
                 r.status.plugins().contains(&label)
-                    || r.config.plugin_refs().iter().any(|(_, p)| p.name == *name && (p.version.as_deref() == Some(version) || (latest && p.version.is_none())))
+                    || r.definition.config().plugin_refs().iter().any(|(_, p)| p.name == *name && (p.version.as_deref() == Some(version) || (latest && p.version.is_none())))
             })
-            .map(|r| r.config.name.to_string())
+            .map(|r| r.definition.config().name.to_string())
             .collect()
     }
 
@@ -147,9 +148,15 @@ impl Host {
     /// (each plugin's `create` runs in a fresh instance). Every problem is returned at once;
     /// on success, the plugin versions it would run.
     pub async fn validate_connector(&self, config: &ConnectorConfig) -> Result<Vec<String>, HostError> {
-        let mut problems = self.rule_problems(config);
+        let checked = self.checked(config);
         let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
-        let (labels, plugin_problems) = crate::validation::check_plugins(self.registry(), config).await;
+        let checks = match &checked {
+            Ok(connector) => PluginChecks::of(connector),
+            // Its plugins are checked as written, so their problems come with the others.
+            Err(_) => PluginChecks::as_written(config),
+        };
+        let (labels, plugin_problems) = check_plugins(self.registry(), checks).await;
+        let mut problems = checked.err().unwrap_or_default();
         problems.extend(plugin_problems);
         if problems.is_empty() {
             Ok(labels)

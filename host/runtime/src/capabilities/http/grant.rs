@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-use turnpike_config::AllowedHost;
+use turnpike_config::{AllowedHost, HttpGrantSpec};
 
 /// Outgoing HTTP a connector grants its plugins. The default grants nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,12 @@ impl HttpGrant {
     pub fn parse(entries: &[String]) -> Result<Self, String> {
         let allow = entries.iter().map(|e| AllowedHost::parse(e)).collect::<Result<_, _>>()?;
         Ok(Self { allow, ..Self::default() })
+    }
+
+    /// The grant of a validated connector: its entries, parsed once by
+    /// `turnpike_config::Connector::validate`, and its timeouts.
+    pub fn granted(spec: &HttpGrantSpec) -> Self {
+        Self { allow: spec.allow.clone(), connect_timeout: spec.connect_timeout, response_timeout: spec.timeout }
     }
 
     /// With these timeouts instead of the defaults.
@@ -153,6 +159,18 @@ mod tests {
         assert!(g.may_reach("127.0.0.1", 9, "127.0.0.1".parse().unwrap()));
         assert!(HttpGrant::parse(&["https://x".to_owned()]).is_err());
         assert!(HttpGrant::default().is_empty());
+    }
+
+    #[test]
+    fn a_validated_grant_keeps_its_entries_and_timeouts() {
+        let spec = HttpGrantSpec {
+            allow: vec![AllowedHost::parse("api.example.com").unwrap()],
+            connect_timeout: Duration::from_millis(7),
+            timeout: Duration::from_millis(9),
+        };
+        let g = HttpGrant::granted(&spec);
+        assert!(g.allows("api.example.com", 443) && !g.allows("other.example.com", 443));
+        assert_eq!((g.connect_timeout, g.response_timeout), (Duration::from_millis(7), Duration::from_millis(9)));
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Retrying what a plugin reports as `retriable`: pauses from 100 ms, doubling up to the
 //! connector's `retry_max_delay_ms`, for at most `retry_timeout_ms` in all.
+//!
+//! Every operation that retries (a chain stage, a sink write, a sink flush, a source poll)
+//! hands each attempt's result to [`Retry::settle`], which pauses, counts and logs the retry,
+//! so that they all retry, stop and give up the same way.
 
 use std::time::Duration;
 
@@ -7,6 +11,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use turnpike_config::ErrorsConfig;
+use turnpike_runtime::{CallError, ErrorKind};
+
+use crate::status::LiveStatus;
 
 /// The first pause between two attempts.
 const FIRST_DELAY: Duration = Duration::from_millis(100);
@@ -66,6 +73,51 @@ impl Retry {
     pub(crate) fn attempts(&self) -> u32 {
         self.attempts
     }
+
+    /// Decides what follows one attempt's `result`. A `retriable` plugin error waits out the
+    /// next pause; when it ends the retry is counted and logged, and the caller tries again.
+    pub(crate) async fn settle<T>(&mut self, result: Result<T, CallError>, log: RetryLog<'_>) -> Attempt<T> {
+        match result {
+            Ok(value) => Attempt::Done(value),
+            Err(CallError::Plugin { kind: ErrorKind::Retriable, message }) => match self.pause().await {
+                Next::Again => {
+                    LiveStatus::add(&log.status.retries, 1);
+                    tracing::info!(connector = log.connector, plugin = log.plugin, %message, attempt = self.attempts(), "{}", log.what);
+                    Attempt::Again
+                }
+                Next::Stop => Attempt::Stopped,
+                Next::GiveUp => Attempt::GaveUp(message),
+            },
+            Err(other) => Attempt::Failed(other),
+        }
+    }
+}
+
+/// What became of one attempt.
+#[derive(Debug)]
+pub(crate) enum Attempt<T> {
+    /// It succeeded.
+    Done(T),
+    /// It asked to be retried and the pause is over: try again.
+    Again,
+    /// It kept asking to be retried until the budget was spent; the plugin's last message.
+    GaveUp(String),
+    /// The connector is stopping: neither retry nor count the operation as failed.
+    Stopped,
+    /// It failed in a way retrying does not help (a fault, or a plugin error that is not
+    /// `retriable`): the caller's policy applies.
+    Failed(CallError),
+}
+
+/// Who retries what, for the counter and the log line.
+#[derive(Clone, Copy)]
+pub(crate) struct RetryLog<'a> {
+    pub(crate) status: &'a LiveStatus,
+    pub(crate) connector: &'a str,
+    /// `name@version`.
+    pub(crate) plugin: &'a str,
+    /// The log message, e.g. "sink asked to retry the write".
+    pub(crate) what: &'static str,
 }
 
 #[cfg(test)]
@@ -88,6 +140,26 @@ mod tests {
         assert_eq!(pauses, [100, 200, 300, 300, 100]);
         assert!(start.elapsed() <= Duration::from_millis(1_001));
         assert_eq!(retry.attempts(), 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn settle_retries_only_what_asks_for_it_and_counts_each_retry() {
+        let status = LiveStatus::new("c", std::sync::Arc::new(crate::events::Events::default()));
+        let log = RetryLog { status: &status, connector: "c", plugin: "p@1", what: "plugin asked to retry the batch" };
+        let retriable = || Err::<(), _>(CallError::Plugin { kind: ErrorKind::Retriable, message: "busy".into() });
+        let mut retry = Retry::with(Duration::from_millis(250), Duration::from_millis(100), CancellationToken::new());
+        assert!(matches!(retry.settle(Ok(7), log).await, Attempt::Done(7)));
+        assert!(matches!(retry.settle(retriable(), log).await, Attempt::Again));
+        assert!(matches!(retry.settle(retriable(), log).await, Attempt::Again));
+        assert!(matches!(retry.settle(retriable(), log).await, Attempt::Again), "the last pause is cut to what is left");
+        assert!(matches!(retry.settle(retriable(), log).await, Attempt::GaveUp(m) if m == "busy"));
+        assert_eq!(status.retries.load(std::sync::atomic::Ordering::Relaxed), 3, "each retry made is counted, the give-up is not");
+        let fatal = Err::<(), _>(CallError::Plugin { kind: ErrorKind::Fatal, message: "no".into() });
+        assert!(matches!(retry.settle(fatal, log).await, Attempt::Failed(CallError::Plugin { kind: ErrorKind::Fatal, .. })));
+        let cancel = CancellationToken::new();
+        let mut stopping = Retry::with(Duration::from_secs(60), Duration::from_secs(1), cancel.clone());
+        cancel.cancel();
+        assert!(matches!(stopping.settle(retriable(), log).await, Attempt::Stopped));
     }
 
     #[tokio::test(start_paused = true)]

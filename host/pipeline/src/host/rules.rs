@@ -1,0 +1,82 @@
+//! The one check a connector passes before the host keeps or builds it: its own rules and
+//! the operator's maxima ([`turnpike_config::Connector::validate`]), then the host's rules
+//! (internal topics, groups and names across connectors, capacity).
+
+use std::collections::BTreeMap;
+
+use turnpike_config::{Connector, ConnectorConfig, Problem};
+
+use super::table::Entry;
+use super::{Host, HostError};
+
+impl Host {
+    /// `config` validated, or every problem, each with its key: the connector's own rules,
+    /// the operator's maxima, and the host's: internal topics are never a connector's output,
+    /// and no two connectors share a consumer group or a name that differs only in case.
+    pub(super) fn checked(&self, config: &ConnectorConfig) -> Result<Connector, Vec<Problem>> {
+        let (validated, mut problems) = match Connector::validate(config.clone(), &self.sandbox, "connector") {
+            Ok(connector) => (Some(connector), Vec::new()),
+            Err(problems) => (None, problems),
+        };
+        let positions = self.shared.positions_topic.as_str();
+        let internal = |topic: &str| topic == positions;
+        if config.output_topic.as_ref().is_some_and(|t| internal(t.as_str())) {
+            problems.push(Problem::new("connector.output_topic", format!("{positions:?} is the host's internal source-positions topic")));
+        }
+        for (i, t) in config.routes.iter().enumerate().filter(|(_, t)| internal(t.as_str())) {
+            problems.push(Problem::new(format!("connector.routes[{i}]"), format!("{:?} is the host's internal source-positions topic", t.as_str())));
+        }
+        if config.errors.dead_letter_topic.as_ref().is_some_and(|t| internal(t.as_str())) {
+            problems.push(Problem::new("connector.errors.dead_letter_topic", format!("{positions:?} is the host's internal source-positions topic")));
+        }
+        problems.extend(host_rules(config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner())));
+        match validated {
+            Some(connector) if problems.is_empty() => Ok(connector),
+            _ => Err(problems),
+        }
+    }
+
+    /// [`Host::checked`], its problems as the error callers return.
+    pub(super) fn validated(&self, config: &ConnectorConfig) -> Result<Connector, HostError> {
+        self.checked(config).map_err(HostError::Invalid)
+    }
+
+    /// Refuses a connector that would take the host past its connector count or its memory
+    /// budget for instances (each plugin of each connector may grow to `limits.memory_mib`).
+    /// A change that asks for no more than the connector had is always allowed, so lowering
+    /// a maximum below what runs never blocks a change that shrinks.
+    pub(super) fn check_capacity(&self, config: &ConnectorConfig, connectors: &BTreeMap<String, Entry>) -> Result<(), HostError> {
+        let weight = |c: &ConnectorConfig| c.limits.memory_mib.get() * c.plugin_refs().len() as u64;
+        let before = connectors.get(config.name.as_str()).map(|r| weight(r.definition.config()));
+        let others = connectors.iter().filter(|(n, _)| n.as_str() != config.name.as_str());
+        let (count, memory) = others.fold((0u64, 0u64), |(n, m), (_, r)| (n + 1, m + weight(r.definition.config())));
+        let max = self.sandbox.max_connectors.get();
+        if before.is_none() && count + 1 > max {
+            return Err(HostError::Full(format!("the host already runs {count} connectors, its maximum (sandbox.max_connectors = {max}); delete one or raise the maximum")));
+        }
+        let (asked, budget) = (weight(config), self.sandbox.max_total_memory_mib.get());
+        if before.is_none_or(|b| asked > b) && memory + asked > budget {
+            return Err(HostError::Full(format!(
+                "this connector may use {asked} MiB of plugin memory and the others {memory} MiB, over the host's budget of {budget} MiB (sandbox.max_total_memory_mib); lower limits.memory_mib or raise the budget"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The rules across connectors: no two share a consumer group, nor a name that differs only
+/// in case (one file on a case-insensitive file system).
+pub(super) fn host_rules(config: &ConnectorConfig, connectors: &BTreeMap<String, Entry>) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let name = config.name.as_str();
+    let group = config.group_id();
+    for (other, r) in connectors.iter().filter(|(other, _)| other.as_str() != name) {
+        if r.definition.config().group_id() == group {
+            problems.push(Problem::new("connector.group_id", format!("consumer group {group:?} is already used by connector {other:?}; each connector needs its own")));
+        }
+    }
+    if let Some(other) = turnpike_state::case_collision(name, connectors.keys().map(String::as_str)) {
+        problems.push(Problem::new("connector.name", format!("{name:?} differs from the existing connector {other:?} only in case; choose another name")));
+    }
+    problems
+}

@@ -1,0 +1,143 @@
+//! The task of one connector run: transform ([`transform`]), source ([`source`]) or sink
+//! ([`sink`]). What they share is here: the [`TaskContext`] every task runs with, how a run
+//! ends, how a paused task waits, and how outputs reach the producer; the Kafka read loop of
+//! the transform and sink tasks is [`read_loop`], and every retry goes through [`retry`].
+
+pub(crate) mod read_loop;
+pub(crate) mod retry;
+pub(crate) mod sink;
+pub(crate) mod source;
+pub(crate) mod transform;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use turnpike_config::Connector;
+use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
+use turnpike_runtime::FaultClass;
+
+use crate::chain::{Chain, ChainError, ChainOutput};
+use crate::connector_state::ConnectorState;
+use crate::failures::ErrorPolicy;
+use crate::status::{FaultInfo, LiveStatus};
+
+/// What every connector task runs with.
+pub(crate) struct TaskContext {
+    /// The connector, as validated.
+    pub(crate) connector: Connector,
+    pub(crate) chain: Chain,
+    /// Outputs and dead letters (a sink connector's dead letters only).
+    pub(crate) producer: Producer,
+    pub(crate) policy: ErrorPolicy,
+    pub(crate) status: Arc<LiveStatus>,
+    pub(crate) cancel: CancellationToken,
+    /// `true` while the connector is paused.
+    pub(crate) paused: watch::Receiver<bool>,
+}
+
+/// Why a connector's loop ended.
+pub(crate) enum Exit {
+    Shutdown,
+    Failed(FaultInfo),
+}
+
+impl From<FaultInfo> for Exit {
+    fn from(fault: FaultInfo) -> Self {
+        Exit::Failed(fault)
+    }
+}
+
+impl From<ChainError> for Exit {
+    /// A chain stopped while retrying is a shutdown, not a failure.
+    fn from(e: ChainError) -> Self {
+        match e {
+            ChainError::Stopping => Exit::Shutdown,
+            other => Exit::Failed(FaultInfo::new(other.class(), other.to_string())),
+        }
+    }
+}
+
+/// What a task does while it is paused, besides waiting to be resumed. By default, nothing.
+pub(crate) trait PauseHooks: Send {
+    /// Resolves when something besides the pause switch needs the paused task (a transform:
+    /// a plugin swap); `false` when that channel closed, which ends the run.
+    fn wake(&mut self) -> impl Future<Output = bool> + Send {
+        std::future::pending()
+    }
+
+    /// Runs after each wake-up while paused.
+    fn while_paused(&mut self, _cx: &mut TaskContext) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+}
+
+/// A task with nothing to do while paused (a source).
+impl PauseHooks for () {}
+
+impl TaskContext {
+    /// Holds the connector paused until resumed; an exit if it is stopped meanwhile.
+    pub(crate) async fn wait_while_paused<H: PauseHooks>(&mut self, hooks: &mut H) -> Option<Exit> {
+        self.status.set(ConnectorState::Paused, None);
+        while *self.paused.borrow() {
+            tokio::select! {
+                _ = self.cancel.cancelled() => return Some(Exit::Shutdown),
+                changed = self.paused.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
+                woke = hooks.wake() => if !woke { return Some(Exit::Shutdown) },
+            }
+            hooks.while_paused(self).await;
+        }
+        self.status.set(ConnectorState::Running, None);
+        None
+    }
+}
+
+/// How long shutdown waits for outstanding deliveries.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sets the state a run ends in: `FAILED` with the fault, or `STOPPED` after a shutdown of
+/// a running or paused connector.
+pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
+    match exit {
+        Exit::Failed(fault) => {
+            tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");
+            status.set(ConnectorState::Failed, Some(fault));
+        }
+        Exit::Shutdown if matches!(status.state(), ConnectorState::Running | ConnectorState::Paused) => {
+            status.set(ConnectorState::Stopped, None);
+            tracing::info!(connector = %name, "connector stopped");
+        }
+        Exit::Shutdown => {}
+    }
+}
+
+/// After the loop dropped its sender: waits for the producer to deliver what it holds and for
+/// the committer to await every in-flight delivery and save the progress they complete.
+pub(crate) async fn drain(producer: &Producer, committer: tokio::task::JoinHandle<()>, name: &str) {
+    if let Err(e) = producer.flush_off_thread(FLUSH_TIMEOUT).await {
+        tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
+    }
+    if let Err(e) = committer.await {
+        tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
+    }
+}
+
+/// Hands every output to the producer. Takes no `&TaskContext`: it holds wasmtime stores,
+/// which are not `Sync`, and this future runs across awaits.
+pub(crate) async fn produce(producer: &Producer, output_topic: &str, output: &ChainOutput<'_>) -> Result<Vec<Delivery>, FaultInfo> {
+    let mut deliveries = Vec::with_capacity(output.sends.len());
+    for (index, route) in &output.sends {
+        let out = output.batch.get(*index);
+        let record = OutgoingRecord {
+            topic: route.as_deref().unwrap_or(output_topic),
+            key: out.key,
+            value: out.value,
+            timestamp: out.timestamp,
+        };
+        let delivery = producer.send(record, out.headers).await.map_err(|e| FaultInfo::new(FaultClass::Kafka, e.to_string()))?;
+        deliveries.push(delivery);
+    }
+    Ok(deliveries)
+}

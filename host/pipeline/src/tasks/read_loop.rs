@@ -1,0 +1,116 @@
+//! The one Kafka read loop of the transform and sink tasks: build a batch from the consumer,
+//! hand it to the task, and pause and resume fetching with the connector. What differs
+//! between the two (a sink flushes before it pauses and when a flush is due; a transform
+//! switches plugin versions between batches and while paused) comes in through
+//! [`ReadHooks`].
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use turnpike_config::ConnectorConfig;
+use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, Offsets};
+use turnpike_runtime::{BatchBuilder, InputBatch, RecordRef};
+
+use super::{Exit, PauseHooks, TaskContext};
+use crate::status::LiveStatus;
+
+/// What a task adds to the read loop.
+pub(crate) trait ReadHooks: PauseHooks {
+    /// Before each read: a sink tells its plugin about rebalances and flushes when due; a
+    /// transform switches to newly published plugin versions.
+    fn before_read(&mut self, cx: &mut TaskContext) -> impl Future<Output = Result<(), Exit>> + Send;
+
+    /// Before fetching pauses: a sink flushes what it wrote, so a long pause holds nothing
+    /// uncommitted.
+    fn before_pause(&mut self, cx: &mut TaskContext) -> impl Future<Output = Result<(), Exit>> + Send;
+
+    /// Ends an idle wait for records, besides a pause (a sink: the next flush is due; a
+    /// transform: a plugin swap); the loop then goes round again. A batch already started
+    /// is completed.
+    fn interrupt(&mut self) -> impl Future<Output = ()> + Send;
+
+    /// One batch as read: its records, their offsets, and the records that cannot be handed
+    /// to a plugin as they are (`(index, why)`).
+    fn batch(&mut self, cx: &mut TaskContext, batch: InputBatch, offsets: Offsets, unreadable: Vec<(u32, String)>) -> impl Future<Output = Result<(), Exit>> + Send;
+}
+
+/// Reads batches until the connector stops, `also_stop` is cancelled (both a shutdown), or a
+/// hook fails it.
+///
+/// Stopping may drop a batch being read: nothing after it is committed in this run, so it
+/// is read again on the next start. (A pause longer than the consumer's
+/// `max.poll.interval.ms` also hands its partitions back to the group until resumed.)
+pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Consumer, hooks: &mut H, also_stop: Option<&CancellationToken>) -> Exit {
+    let limits = batch_limits(cx.connector.config());
+    loop {
+        if let Err(exit) = hooks.before_read(cx).await {
+            return exit;
+        }
+        if *cx.paused.borrow() {
+            if let Err(exit) = hooks.before_pause(cx).await {
+                return exit;
+            }
+            if let Err(e) = consumer.pause_all() {
+                tracing::warn!(connector = %cx.connector.name(), error = %e, "could not pause fetching");
+            }
+            if let Some(exit) = cx.wait_while_paused(hooks).await {
+                return exit;
+            }
+            if let Err(e) = consumer.resume_all() {
+                tracing::warn!(connector = %cx.connector.name(), error = %e, "could not resume fetching");
+            }
+        }
+        let mut builder = BatchBuilder::with_capacity(limits.records, 64 * 1024);
+        let mut offsets = Offsets::default();
+        let mut unreadable = Vec::new();
+        let paused = &mut cx.paused;
+        let interrupt = hooks.interrupt();
+        // A pause (or the hook) interrupts only an idle wait; a batch already started is
+        // completed (on the plugin versions it started with).
+        let idle_ends = async move {
+            tokio::select! {
+                changed = paused.changed() => if changed.is_err() { std::future::pending::<()>().await },
+                () = interrupt => {}
+            }
+        };
+        let stopped = async move {
+            match also_stop {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let read = tokio::select! {
+            biased;
+            _ = cx.cancel.cancelled() => return Exit::Shutdown,
+            () = stopped => return Exit::Shutdown,
+            n = consumer.fill(limits, |r| read_record(&r, &mut builder, &mut offsets, &mut unreadable), idle_ends) => n,
+        };
+        if read == 0 {
+            continue;
+        }
+        LiveStatus::add(&cx.status.records_in, read as u64);
+        if let Err(exit) = hooks.batch(cx, builder.finish(), offsets, unreadable).await {
+            return exit;
+        }
+    }
+}
+
+/// When a batch read from Kafka closes, from the connector's `batch` settings.
+fn batch_limits(config: &ConnectorConfig) -> BatchLimits {
+    let b = &config.batch;
+    BatchLimits { records: b.max_records.get() as usize, bytes: b.max_bytes.get() as usize, wait: Duration::from_millis(b.max_wait_ms.get()) }
+}
+
+/// Adds a consumed record to the batch being built and notes its offset. A record whose
+/// headers cannot be handed to a plugin as they are is added (with its keys made readable,
+/// for the dead-letter copy) and noted in `unreadable` with the reason.
+fn read_record(r: &ConsumedRecord<'_>, builder: &mut BatchBuilder, offsets: &mut Offsets, unreadable: &mut Vec<(u32, String)>) {
+    offsets.done(r.topic(), r.partition(), r.offset());
+    let headers = r.headers();
+    if let Some(why) = headers.problem {
+        unreadable.push((builder.len() as u32, why));
+    }
+    let record = RecordRef { key: r.key(), value: r.value(), timestamp: r.timestamp(), topic: r.topic(), partition: r.partition(), offset: r.offset() };
+    builder.push(record, headers.list.iter().map(|(k, v)| (k.as_ref(), *v)));
+}

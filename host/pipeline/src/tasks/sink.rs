@@ -1,0 +1,275 @@
+//! The task of one sink connector: read a batch, run the transform chain, write it to the
+//! sink plugin, and commit consumer offsets only after the sink flushed what they cover.
+//!
+//! Flushes happen on the connector's interval, before pausing, when partitions are revoked,
+//! and at shutdown. A sink that faults loses what it buffered, so a fault fails the
+//! connector without committing: the restarted connector reads again from the last flush.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use turnpike_config::SinkStep;
+use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange};
+use turnpike_runtime::{
+    input_len, CallError, ErrorKind, Fault, FaultClass, InputBatch, InstanceLabels, InstanceLimits, PluginError, RecordError, SinkInstance, TopicPartition,
+};
+
+use super::read_loop::{read_loop, ReadHooks};
+use super::retry::{Attempt, Retry, RetryLog};
+use super::{finish, Exit, PauseHooks, TaskContext};
+use crate::batches::input_source;
+use crate::chain::ChainOutput;
+use crate::connector_state::ConnectorState;
+use crate::failures::{FailedRecord, ReadFrom};
+use crate::registry::PluginInfo;
+use crate::status::{FaultInfo, LiveStatus};
+
+pub(crate) struct SinkTask {
+    pub(crate) cx: TaskContext,
+    pub(crate) consumer: Arc<Consumer>,
+    /// The sink as configured.
+    pub(crate) step: SinkStep,
+    pub(crate) plugin: PluginInfo,
+    pub(crate) limits: InstanceLimits,
+}
+
+/// What was written since the last flush, waiting for the next one.
+#[derive(Default)]
+struct Unflushed {
+    /// Offsets of every record read (written, skipped or dead-lettered).
+    offsets: Offsets,
+    /// Dead letters not yet known to be acknowledged.
+    dead_letters: Vec<Delivery>,
+    /// Records the sink accepted.
+    written: u64,
+}
+
+/// The sink instance and what it holds between flushes: what the sink adds to the read loop.
+/// Its methods take the context as `&mut`: it holds wasmtime stores, which are not `Sync`, so
+/// no shared reference to it may live across an await.
+struct Writer {
+    sink: SinkInstance,
+    plugin: PluginInfo,
+    consumer: Arc<Consumer>,
+    unflushed: Unflushed,
+    interval: Duration,
+    last_flush: Instant,
+}
+
+impl SinkTask {
+    pub(crate) async fn run(self) {
+        let Self { mut cx, consumer, step, plugin, limits } = self;
+        let name = cx.connector.name().to_string();
+        let sink = match start(&mut cx, &step, &plugin, limits).await {
+            Ok(sink) => sink,
+            Err(fault) => return finish(&cx.status, &name, Exit::Failed(fault)),
+        };
+        cx.status.set(ConnectorState::Running, None);
+        tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
+        let interval = Duration::from_millis(step.flush_interval_ms.get());
+        let mut writer = Writer { sink, plugin, consumer: consumer.clone(), unflushed: Unflushed::default(), interval, last_flush: Instant::now() };
+        let mut exit = read_loop(&mut cx, &consumer, &mut writer, None).await;
+        if matches!(exit, Exit::Shutdown) {
+            if let Err(e) = writer.flush(&mut cx, true).await {
+                exit = e;
+            }
+        }
+        finish(&cx.status, &name, exit);
+    }
+}
+
+/// Creates the sink instance and the chain's.
+async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, limits: InstanceLimits) -> Result<SinkInstance, FaultInfo> {
+    let labels = InstanceLabels { connector: cx.connector.name().to_string(), plugin: plugin.label() };
+    let created = SinkInstance::create(&plugin.plugin, &step.config.to_string(), labels, limits).await;
+    let sink = created.map_err(|e| FaultInfo::of_create(&e, &plugin.label(), &cx.status))?;
+    cx.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
+    Ok(sink)
+}
+
+impl PauseHooks for Writer {}
+
+impl ReadHooks for Writer {
+    async fn before_read(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
+        self.partition_changes(cx).await?;
+        if self.last_flush.elapsed() >= self.interval {
+            self.flush(cx, false).await?;
+            self.last_flush = Instant::now();
+        }
+        Ok(())
+    }
+
+    async fn before_pause(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
+        self.flush(cx, false).await
+    }
+
+    async fn interrupt(&mut self) {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(self.last_flush + self.interval)).await;
+    }
+
+    async fn batch(&mut self, cx: &mut TaskContext, batch: InputBatch, offsets: Offsets, unreadable: Vec<(u32, String)>) -> Result<(), Exit> {
+        let (readable, dead_letters) = cx.policy.set_aside_unreadable(&cx.producer, &batch, unreadable).await?;
+        self.unflushed.dead_letters.extend(dead_letters);
+        self.write_batch(cx, readable.as_ref().unwrap_or(&batch)).await?;
+        self.unflushed.offsets.merge(&offsets);
+        Ok(())
+    }
+}
+
+impl Writer {
+    /// Runs the chain, writes the result to the sink and applies the error policy to every
+    /// record that failed on the way.
+    async fn write_batch(&mut self, cx: &mut TaskContext, batch: &InputBatch) -> Result<(), Exit> {
+        let output = cx.chain.run(batch, false).await?;
+        let ChainOutput { batch: out, sends, origins, mut failed } = output;
+        let keep: Vec<_> = sends.iter().zip(&origins).map(|((j, _), &origin)| (*j, input_source(batch, origin as usize))).collect();
+        // Without transforms this is `batch` itself, not a copy.
+        let to_write = out.into_sink_input(&keep, &batch.topics);
+        let Some(rejected) = self.write(cx, &to_write).await? else { return Err(Exit::Shutdown) };
+        let rejected = distinct_rejections(rejected).map_err(|why| Exit::Failed(sink_fault(&self.plugin, &cx.status, &Fault::InvalidOutput(why))))?;
+        for r in &rejected {
+            failed.push(FailedRecord {
+                origin: origins[r.input as usize],
+                stage: "sink".into(),
+                plugin: self.plugin.label(),
+                kind: r.error.kind,
+                class: FaultClass::RecordError.into(),
+                message: r.error.message.clone(),
+            });
+        }
+        self.unflushed.written += (input_len(&to_write) - rejected.len()) as u64;
+        if let Some(fault) = cx.policy.judge(&failed, batch, ReadFrom::Kafka) {
+            return Err(fault.into());
+        }
+        self.unflushed.dead_letters.extend(cx.policy.dead_letter(&cx.producer, batch, &failed, ReadFrom::Kafka).await?);
+        Ok(())
+    }
+
+    /// `write` with the error policy: retriable errors are retried with backoff; an error for
+    /// the whole batch (or retries running out) fails every record of it. `None`: the
+    /// connector is stopping (nothing is failed and nothing committed).
+    async fn write(&mut self, cx: &mut TaskContext, batch: &InputBatch) -> Result<Option<Vec<RecordError>>, FaultInfo> {
+        if input_len(batch) == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let mut retry = Retry::new(&cx.connector.config().errors, &cx.cancel);
+        let plugin = self.plugin.label();
+        let error = loop {
+            let written = self.sink.write(batch).await;
+            let log = RetryLog { status: &cx.status, connector: cx.connector.name().as_str(), plugin: &plugin, what: "sink asked to retry the write" };
+            match retry.settle(written, log).await {
+                Attempt::Done(rejected) => return Ok(Some(rejected)),
+                Attempt::Again => {}
+                Attempt::Stopped => return Ok(None),
+                Attempt::GaveUp(message) => break PluginError { kind: ErrorKind::InvalidRecord, message: format!("{message} (still failing after errors.retry_timeout_ms)") },
+                Attempt::Failed(CallError::Fault(f)) => return Err(sink_fault(&self.plugin, &cx.status, &f)),
+                Attempt::Failed(CallError::Plugin { kind, message }) => break PluginError { kind, message },
+            }
+        };
+        Ok(Some((0..input_len(batch) as u32).map(|input| RecordError { input, error: error.clone() }).collect()))
+    }
+
+    /// Flushes the sink (retrying retriable errors), waits for the dead letters, then commits
+    /// the offsets of everything read so far.
+    /// Stopping while a flush waits to be retried ends it with [`Exit::Shutdown`] and commits
+    /// nothing: what was written since the last flush is read again at the next start.
+    async fn flush(&mut self, cx: &mut TaskContext, sync: bool) -> Result<(), Exit> {
+        if self.unflushed.offsets.is_empty() {
+            return Ok(());
+        }
+        let errors = &cx.connector.config().errors;
+        let mut retry = if cx.cancel.is_cancelled() {
+            // The last flush of a stopping connector: a short budget of its own, so a
+            // transient error does not cost a flush interval's worth of re-delivery.
+            Retry::with(SHUTDOWN_FLUSH_RETRY.min(Duration::from_millis(errors.retry_timeout_ms.get())), Duration::from_secs(1), CancellationToken::new())
+        } else {
+            Retry::new(errors, &cx.cancel)
+        };
+        let plugin = self.plugin.label();
+        loop {
+            let flushed = self.sink.flush().await;
+            let log = RetryLog { status: &cx.status, connector: cx.connector.name().as_str(), plugin: &plugin, what: "sink asked to retry the flush" };
+            let message = match retry.settle(flushed, log).await {
+                Attempt::Done(()) => break,
+                Attempt::Again => continue,
+                Attempt::Stopped => {
+                    tracing::warn!("stopped while retrying a flush; what was written since the last flush will be read again");
+                    return Err(Exit::Shutdown);
+                }
+                Attempt::Failed(CallError::Fault(f)) => return Err(sink_fault(&self.plugin, &cx.status, &f).into()),
+                Attempt::GaveUp(message) | Attempt::Failed(CallError::Plugin { message, .. }) => message,
+            };
+            return Err(FaultInfo::new(FaultClass::SinkFlush, format!("plugin {plugin} (sink) could not flush: {message}; offsets not committed")).into());
+        }
+        for delivery in std::mem::take(&mut self.unflushed.dead_letters) {
+            delivery.wait().await.map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("dead-letter topic: {e}")))?;
+        }
+        if let Err(e) = self.consumer.commit_off_thread(&self.unflushed.offsets, sync).await {
+            tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
+        }
+        LiveStatus::add(&cx.status.records_out, std::mem::take(&mut self.unflushed.written));
+        self.unflushed.offsets = Offsets::default();
+        Ok(())
+    }
+
+    /// Tells the sink about partitions assigned and revoked, at the batch boundary after the
+    /// rebalance. Before giving partitions up, the consumer already committed (in sync) the
+    /// offsets of what was flushed; what was written since is flushed here, and may also be
+    /// read again by the partitions' next owner (at least once, never lost).
+    async fn partition_changes(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
+        for change in self.consumer.take_partition_changes() {
+            let (list, assigned) = match change {
+                PartitionChange::Assigned(list) => (list, true),
+                PartitionChange::Revoked(list) => {
+                    self.flush(cx, true).await?;
+                    (list, false)
+                }
+            };
+            let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
+            let told = self.sink.partitions(&partitions, assigned).await;
+            told.map_err(|e| match e {
+                CallError::Fault(f) => sink_fault(&self.plugin, &cx.status, &f),
+                other => FaultInfo::new(FaultClass::RecordError, other.to_string()),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A sink fault, counted against the plugin; what the sink buffered is lost.
+fn sink_fault(plugin: &PluginInfo, status: &LiveStatus, fault: &Fault) -> FaultInfo {
+    status.fault(&plugin.label(), fault.class(), &fault.to_string());
+    FaultInfo::new(fault.class(), format!("plugin {} (sink): {fault}; what it buffered since the last flush will be read again", plugin.label()))
+}
+
+/// How long the last flush of a stopping connector retries a retriable error.
+const SHUTDOWN_FLUSH_RETRY: Duration = Duration::from_secs(10);
+
+/// The rejections a sink returned, each input once. The same index twice is a contract
+/// violation (it would count one record as failed twice and underflow the written count).
+fn distinct_rejections(rejected: Vec<RecordError>) -> Result<Vec<RecordError>, String> {
+    let mut seen = std::collections::HashSet::with_capacity(rejected.len());
+    for r in &rejected {
+        if !seen.insert(r.input) {
+            return Err(format!("the sink rejected input {} more than once", r.input));
+        }
+    }
+    Ok(rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejection(input: u32) -> RecordError {
+        RecordError { input, error: turnpike_runtime::PluginError { kind: ErrorKind::InvalidRecord, message: "no".into() } }
+    }
+
+    #[test]
+    fn a_sink_rejecting_one_record_twice_breaks_the_contract() {
+        assert!(distinct_rejections(vec![rejection(0), rejection(2)]).is_ok());
+        let err = distinct_rejections(vec![rejection(1), rejection(1)]).unwrap_err();
+        assert!(err.contains("input 1 more than once"), "{err}");
+    }
+}

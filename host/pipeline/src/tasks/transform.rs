@@ -1,0 +1,141 @@
+//! The task of one transform connector: read a batch, run the chain, apply the error policy,
+//! produce, and hand the deliveries to the committer. Plugin versions are switched between
+//! two batches, and while paused.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use turnpike_config::TopicName;
+use turnpike_kafka::{Consumer, Delivery, Offsets};
+use turnpike_runtime::InputBatch;
+
+use super::read_loop::{read_loop, ReadHooks};
+use super::{drain, finish, produce, Exit, PauseHooks, TaskContext};
+use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
+use crate::connector_state::ConnectorState;
+use crate::events::EventKind;
+use crate::failures::ReadFrom;
+use crate::status::FaultInfo;
+use crate::swap::SwapRequest;
+
+pub(crate) struct TransformTask {
+    pub(crate) cx: TaskContext,
+    pub(crate) consumer: Arc<Consumer>,
+    /// Where outputs go unless a plugin routes them elsewhere.
+    pub(crate) output_topic: TopicName,
+    /// Plugin versions to switch to.
+    pub(crate) swaps: watch::Receiver<SwapRequest>,
+    /// The swap generation this task's chain already reflects.
+    pub(crate) applied_swap: u64,
+}
+
+/// What the transform adds to the read loop.
+struct Transforming {
+    output_topic: TopicName,
+    swaps: watch::Receiver<SwapRequest>,
+    applied_swap: u64,
+    /// To the committer; dropped when the loop ends.
+    batches: mpsc::Sender<PendingBatch<Offsets>>,
+}
+
+impl TransformTask {
+    pub(crate) async fn run(self) {
+        let Self { mut cx, consumer, output_topic, swaps, applied_swap } = self;
+        let name = cx.connector.name().to_string();
+        if let Err(e) = cx.chain.prepare().await {
+            return finish(&cx.status, &name, Exit::Failed(FaultInfo::new(e.class(), e.to_string())));
+        }
+        cx.status.set(ConnectorState::Running, None);
+        tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
+
+        let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
+        let delivery_failed = CancellationToken::new();
+        let checkpoint = GroupOffsets { consumer: consumer.clone(), connector: name.clone() };
+        let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), name.clone(), delivery_failed.clone()));
+
+        let mut hooks = Transforming { output_topic, swaps, applied_swap, batches: tx };
+        let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed)).await;
+        drop(hooks);
+        drain(&cx.producer, committer, &name).await;
+        finish(&cx.status, &name, exit);
+    }
+}
+
+impl PauseHooks for Transforming {
+    async fn wake(&mut self) -> bool {
+        self.swaps.changed().await.is_ok()
+    }
+
+    async fn while_paused(&mut self, cx: &mut TaskContext) {
+        self.apply_swap(cx).await;
+    }
+}
+
+impl ReadHooks for Transforming {
+    async fn before_read(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
+        self.apply_swap(cx).await;
+        Ok(())
+    }
+
+    async fn before_pause(&mut self, _cx: &mut TaskContext) -> Result<(), Exit> {
+        Ok(())
+    }
+
+    async fn interrupt(&mut self) {
+        if self.swaps.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    async fn batch(&mut self, cx: &mut TaskContext, batch: InputBatch, offsets: Offsets, unreadable: Vec<(u32, String)>) -> Result<(), Exit> {
+        let deliveries = process(cx, &self.output_topic, &batch, unreadable).await?;
+        if self.batches.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
+            // The committer stopped: a delivery failed and it already said why.
+            return Err(Exit::Shutdown);
+        }
+        Ok(())
+    }
+}
+
+impl Transforming {
+    /// Switches plugin versions if a new swap generation was published; between batches.
+    async fn apply_swap(&mut self, cx: &mut TaskContext) {
+        let request = self.swaps.borrow().clone();
+        if request.generation == self.applied_swap {
+            return;
+        }
+        self.applied_swap = request.generation;
+        let name = cx.connector.name().to_string();
+        let from = cx.chain.plugin_labels();
+        let to: Vec<String> = request.stages.iter().map(|(info, _)| info.label()).collect();
+        match cx.chain.swap(request.stages.clone()).await {
+            Ok(()) => {
+                cx.status.set_plugins(to.clone());
+                cx.status.set_swap_error(None);
+                cx.status.events().emit(&name, EventKind::PluginSwapped { from, to: to.clone() });
+                request.answer(Ok(to));
+            }
+            Err(e) => {
+                let reason = format!("{e}; still running {}", from.join(", "));
+                cx.status.set_swap_error(Some(reason.clone()));
+                cx.status.events().emit(&name, EventKind::SwapFailed { to, reason: reason.clone() });
+                request.answer(Err(reason));
+            }
+        }
+    }
+}
+
+/// One batch as read: unreadable records set aside, the rest through the chain, outputs
+/// and dead letters handed to the producer.
+async fn process(cx: &mut TaskContext, output_topic: &TopicName, read: &InputBatch, unreadable: Vec<(u32, String)>) -> Result<Vec<Delivery>, Exit> {
+    let (readable, mut deliveries) = cx.policy.set_aside_unreadable(&cx.producer, read, unreadable).await?;
+    let batch = readable.as_ref().unwrap_or(read);
+    let output = cx.chain.run(batch, false).await?;
+    if let Some(fault) = cx.policy.judge(&output.failed, batch, ReadFrom::Kafka) {
+        return Err(fault.into());
+    }
+    deliveries.extend(produce(&cx.producer, output_topic.as_str(), &output).await?);
+    deliveries.extend(cx.policy.dead_letter(&cx.producer, batch, &output.failed, ReadFrom::Kafka).await?);
+    Ok(deliveries)
+}
