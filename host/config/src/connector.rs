@@ -320,11 +320,6 @@ impl ConnectorConfig {
         }
     }
 
-    /// Topics the connector's plugins may write to: `output_topic` and `routes`.
-    pub fn writable_topics(&self) -> Vec<&str> {
-        self.output_topic.iter().chain(&self.routes).map(TopicName::as_str).collect()
-    }
-
     /// Every plugin the connector runs, with the key its reference is written under.
     pub fn plugin_refs(&self) -> Vec<(String, &PluginRef)> {
         let mut refs = Vec::new();

@@ -19,7 +19,7 @@ use crate::batches::{input_source, next_stage_input, single, ChainBatch, OutputM
 use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
 use crate::status::LiveStatus;
-use crate::tasks::retry::{Attempt, Retry, RetryLog};
+use crate::retry::{Attempt, Retry, RetryLog};
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
 pub(crate) struct Stage {

@@ -13,6 +13,7 @@ mod events;
 mod failures;
 mod host;
 mod registry;
+mod retry;
 mod status;
 mod supervisor;
 mod swap;

@@ -29,6 +29,7 @@ pub(super) struct Entry {
 }
 
 /// What a connector is defined as.
+#[allow(clippy::large_enum_variant, reason = "one per connector, kept in the table and moved only when it changes")]
 pub(super) enum Definition {
     /// Validated: what runs.
     Valid(Connector),

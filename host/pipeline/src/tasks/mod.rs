@@ -4,7 +4,6 @@
 //! the transform and sink tasks is [`read_loop`], and every retry goes through [`retry`].
 
 pub(crate) mod read_loop;
-pub(crate) mod retry;
 pub(crate) mod sink;
 pub(crate) mod source;
 pub(crate) mod transform;

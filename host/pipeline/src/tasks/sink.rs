@@ -16,7 +16,7 @@ use turnpike_runtime::{
 };
 
 use super::read_loop::{read_loop, ReadHooks};
-use super::retry::{Attempt, Retry, RetryLog};
+use crate::retry::{Attempt, Retry, RetryLog};
 use super::{finish, Exit, PauseHooks, TaskContext};
 use crate::batches::input_source;
 use crate::chain::ChainOutput;

@@ -9,7 +9,7 @@ use turnpike_config::{ErrorTolerance, SourceStep, TopicName};
 use turnpike_kafka::read_position;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
-use super::retry::{Attempt, Retry, RetryLog};
+use crate::retry::{Attempt, Retry, RetryLog};
 use super::{drain, finish, produce, Exit, TaskContext};
 use crate::chain::route_refused;
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
