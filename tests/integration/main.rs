@@ -12,5 +12,6 @@ mod lifecycle;
 mod masking;
 mod offsets;
 mod shippable;
+mod sink_flush;
 mod sources_sinks;
 mod state_compat;

@@ -140,7 +140,7 @@ impl Default for SandboxConfig {
 
 impl SandboxConfig {
     /// Problems with a connector's limits against these maxima; `key` is the connector's path.
-    pub fn check(&self, connector: &ConnectorConfig, key: &str) -> Vec<Problem> {
+    pub(crate) fn check(&self, connector: &ConnectorConfig, key: &str) -> Vec<Problem> {
         let l = &connector.limits;
         let mut problems = Vec::new();
         let mut over = |field: &str, asked: u64, max: u64, setting: &str| {
@@ -208,24 +208,6 @@ impl HostConfig {
             }
         }
         problems
-    }
-
-    /// The file's connectors, validated. Only a config that [`HostConfig::from_yaml`]
-    /// accepted has them, so this cannot fail for one.
-    pub fn validated_connectors(&self) -> Result<Vec<Connector>, ConfigError> {
-        let mut problems = Vec::new();
-        let mut connectors = Vec::new();
-        for (i, c) in self.connectors.iter().enumerate() {
-            match Connector::validate(c.clone(), &self.sandbox, &format!("connectors[{i}]")) {
-                Ok(valid) => connectors.push(valid),
-                Err(found) => problems.extend(found),
-            }
-        }
-        if problems.is_empty() {
-            Ok(connectors)
-        } else {
-            Err(ConfigError::Invalid { origin: "config".to_owned(), problems })
-        }
     }
 }
 

@@ -96,7 +96,11 @@ impl Connector {
                 Ok(Self { config, flow, http })
             }
             _ => {
-                debug_assert!(!problems.is_empty(), "a connector without a flow broke a rule");
+                // The rules name what is wrong with a connector that has no flow; should one
+                // ever not, the connector is still refused with a problem, never an empty list.
+                if problems.is_empty() {
+                    problems.push(Problem::new(key, "give either `topics` and `output_topic`, a `source` and `output_topic`, or `topics` and a `sink`"));
+                }
                 Err(problems)
             }
         }

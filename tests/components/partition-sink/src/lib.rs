@@ -1,7 +1,8 @@
 //! A sink for the rebalance test: each batch is POSTed to `{url}/records` as lines of
 //! `topic/partition@offset value`, each assignment change to `{url}/events` as
 //! `assigned topic/partition ...` or `revoked ...`. Nothing is buffered, so `flush` has
-//! nothing to do.
+//! nothing to do — unless `fail_flush` is set, when every flush fails as fatal (for the test
+//! that such a sink fails with class `sink_flush` and commits nothing).
 
 use turnpike_sdk::http::{self, Request};
 use turnpike_sdk::prelude::*;
@@ -9,10 +10,13 @@ use turnpike_sdk::prelude::*;
 #[derive(Deserialize)]
 struct Config {
     url: String,
+    #[serde(default)]
+    fail_flush: bool,
 }
 
 struct PartitionSink {
     url: String,
+    fail_flush: bool,
 }
 
 impl PartitionSink {
@@ -37,7 +41,7 @@ impl Sink for PartitionSink {
     type Config = Config;
 
     fn create(config: Config) -> Result<Self, ConfigError> {
-        Ok(Self { url: config.url })
+        Ok(Self { url: config.url, fail_flush: config.fail_flush })
     }
 
     fn write(&mut self, batch: Batch<'_>) -> Result<Vec<(u32, RecordError)>, RecordError> {
@@ -47,6 +51,13 @@ impl Sink for PartitionSink {
             .collect();
         self.post("/records", lines.join("\n"))?;
         Ok(Vec::new())
+    }
+
+    fn flush(&mut self) -> Result<(), RecordError> {
+        if self.fail_flush {
+            return Err(RecordError::fatal("the disk is full (fail_flush)"));
+        }
+        Ok(())
     }
 
     fn assigned(&mut self, partitions: &[(String, i32)]) {
