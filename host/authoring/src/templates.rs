@@ -46,16 +46,9 @@ pub fn new_plugin(lang: Lang, name: &str, parent: &Path) -> Result<PathBuf, Auth
 }
 
 fn readme(name: &str, lang: Lang, test: &str) -> String {
-    let build = format!("turnpike plugin build                                   # -> {name}.wasm");
-    // Python and JavaScript tests import the SDK copy in `.turnpike/`, which `plugin new` and
-    // every build write; in a fresh clone of a project (it is not committed) build first.
-    let first_steps = match lang {
-        Lang::Rust => format!("{test}\n{build}"),
-        Lang::Python | Lang::Js => format!("{build}, and .turnpike/ (the SDK copy the tests import)\n{test}"),
-    };
     format!(
         "# {name}\n\nA Turnpike transform in {lang}: replaces one JSON field (`field`, default `email`) with `***`.\n\n\
-         ```sh\n{first_steps}\n\
+         ```sh\n{test}\nturnpike plugin build                                   # -> {name}.wasm\n\
          turnpike plugin test {name}.wasm --input records.jsonl   # through the real runtime, no broker\n\
          turnpike plugin push {name}.wasm --name {name} --version 0.1.0   # onto a running host (e.g. `turnpike dev`)\n\
          turnpike connector apply -f connector.yaml              # run it: customers -> customers.{name}\n```\n",
@@ -250,8 +243,35 @@ mod tests {
                 let have = std::fs::read_to_string(examples.join(&name).join(file)).unwrap();
                 assert_eq!(have, want, "examples/plugins/{name}/{file} differs from the template: regenerate it");
             }
+            // The Python and JavaScript examples commit their `.turnpike/` (the SDK copy their
+            // tests import), so their native tests run in a fresh clone before any build; it
+            // must be what a build writes today.
+            if matches!(lang, Lang::Python | Lang::Js) {
+                for file in support_files(&generated.join(".turnpike")) {
+                    let want = std::fs::read(generated.join(".turnpike").join(&file)).unwrap();
+                    let have = std::fs::read(examples.join(&name).join(".turnpike").join(&file)).unwrap_or_default();
+                    assert!(have == want, "examples/plugins/{name}/.turnpike/{} is stale: run `turnpike plugin build examples/plugins/{name}`", file.display());
+                }
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Every file below `dir`, relative to it.
+    fn support_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut files = Vec::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(d) = pending.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else {
+                    files.push(path.strip_prefix(dir).unwrap().to_path_buf());
+                }
+            }
+        }
+        files
     }
 
     #[test]
