@@ -2,9 +2,10 @@
 # The whole test suite, from a fresh clone, in one command:
 #   ./tests/run.sh
 # It installs what it needs (the wasm32-wasip2 target through rustup; Apache Kafka's jars from
-# Maven Central into .cache/; componentize-py from PyPI and componentize-js from npm into
+# Maven Central into .cache/; moto, the S3-compatible test server, and pyarrow from PyPI into
+# .cache/moto-venv; componentize-py from PyPI and componentize-js from npm into
 # .cache/toolchains, by the `turnpike plugin build` code itself), starts a real single-node
-# Kafka (KRaft) on a free loopback port, runs every test, and stops the broker.
+# Kafka (KRaft) and moto on free loopback ports, runs every test, and stops both.
 # Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv) and Node.js with npm.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,10 +22,18 @@ fi
 
 echo "==> real Apache Kafka (KRaft) on loopback"
 run_dir="$root/.cache/kafka-run"
+s3_run_dir="$root/.cache/moto-run"
 tests/kafka/kafka.sh stop "$run_dir" || true
-trap 'tests/kafka/kafka.sh stop "$run_dir"' EXIT
+tests/s3/moto.sh stop "$s3_run_dir" || true
+trap 'tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
+
+echo "==> S3-compatible server (moto) on loopback"
+s3_endpoint="$(tests/s3/moto.sh start "$s3_run_dir")"
+echo "S3 at $s3_endpoint"
+# Tests that read objects back (Parquet with pyarrow) use moto's venv.
+s3_python="$(tests/s3/moto.sh python)"
 
 echo "==> build"
 cargo build -p turnpike
@@ -37,5 +46,6 @@ echo "==> the Python and JavaScript SDKs, natively"
 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/test/
 
-echo "==> host, SDK, runtime against real components, integration tests against Kafka"
-TURNPIKE_TEST_BOOTSTRAP="$bootstrap" cargo test --workspace
+echo "==> host, SDK, runtime against real components, integration tests against Kafka and S3"
+TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
+  cargo test --workspace

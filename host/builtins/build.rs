@@ -13,6 +13,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ("datagen", "datagen", "source: JSON records from a field spec"),
     ("http-source", "http_source", "source: polls a JSON API"),
     ("http-sink", "http_sink", "sink: sends records to an HTTP endpoint"),
+    ("s3-sink", "s3_sink", "sink: writes topics to S3 objects (JSON lines, bytes, Parquet)"),
 ];
 
 fn main() {

@@ -1,5 +1,6 @@
 //! Test support: a real Kafka broker (started by `tests/run.sh`), unique topics, producing
-//! and consuming, and a real `turnpike` host process to start, query and kill.
+//! and consuming, and a real `turnpike` host process to start, query and kill; [`s3`] for
+//! the S3-compatible server beside the broker.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -18,8 +19,11 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
 mod http_server;
 mod poison;
+mod relay;
+pub mod s3;
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
+pub use relay::Relay;
 
 /// A record read back from Kafka with its headers (as text).
 #[derive(Debug, Clone)]
@@ -86,9 +90,15 @@ pub fn unique(prefix: &str) -> String {
 
 /// Creates a topic and waits until the broker confirms it.
 pub async fn create_topic(name: &str, partitions: i32) -> Result<()> {
+    create_topic_with(name, partitions, &[]).await
+}
+
+/// Like [`create_topic`], with topic configs (`("retention.ms", "-1")` keeps records whose
+/// timestamps lie in the past, which time-based retention would otherwise delete).
+pub async fn create_topic_with(name: &str, partitions: i32, configs: &[(&str, &str)]) -> Result<()> {
     let admin: AdminClient<DefaultClientContext> =
         ClientConfig::new().set("bootstrap.servers", bootstrap()).create().context("admin client")?;
-    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    let topic = configs.iter().fold(NewTopic::new(name, partitions, TopicReplication::Fixed(1)), |t, (k, v)| t.set(k, v));
     let results = admin.create_topics([&topic], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)))).await?;
     for r in results {
         r.map_err(|(t, e)| anyhow::anyhow!("creating topic {t}: {e}"))?;
@@ -103,9 +113,44 @@ pub fn producer() -> Result<FutureProducer> {
 
 /// Produces `(key, value)` records and waits for every acknowledgement.
 pub async fn produce(producer: &FutureProducer, topic: &str, records: &[(String, String)]) -> Result<()> {
-    let mut pending = Vec::with_capacity(records.len());
-    for (k, v) in records {
-        let mut record = FutureRecord::to(topic).key(k.as_str()).payload(v.as_str());
+    let built: Vec<FutureRecord<'_, str, str>> = records.iter().map(|(k, v)| FutureRecord::to(topic).key(k.as_str()).payload(v.as_str())).collect();
+    send_all(producer, built).await
+}
+
+/// A record to produce where a test needs more than a key and a value.
+#[derive(Debug, Clone, Default)]
+pub struct Outgoing {
+    /// Key.
+    pub key: String,
+    /// Value.
+    pub value: String,
+    /// The partition to write to (default: the key's).
+    pub partition: Option<i32>,
+    /// The record's timestamp, ms since the epoch (default: when it is sent).
+    pub timestamp: Option<i64>,
+}
+
+/// Produces records with explicit partitions or timestamps, waiting for every acknowledgement.
+pub async fn produce_records(producer: &FutureProducer, topic: &str, records: &[Outgoing]) -> Result<()> {
+    let built: Vec<FutureRecord<'_, str, str>> = records.iter().map(|o| {
+        let record = FutureRecord::to(topic).key(o.key.as_str()).payload(o.value.as_str());
+        let record = match o.partition {
+            Some(p) => record.partition(p),
+            None => record,
+        };
+        match o.timestamp {
+            Some(t) => record.timestamp(t),
+            None => record,
+        }
+    }).collect();
+    send_all(producer, built).await
+}
+
+/// Sends every record, waiting for what is in flight whenever the local queue is full, then
+/// for every acknowledgement.
+async fn send_all(producer: &FutureProducer, records: Vec<FutureRecord<'_, str, str>>) -> Result<()> {
+    let mut pending = Vec::new();
+    for mut record in records {
         loop {
             match producer.send_result(record) {
                 Ok(f) => {
@@ -206,6 +251,12 @@ pub struct HostProcess {
 impl HostProcess {
     /// Starts `turnpike run -c <dir>/turnpike.yaml` with `config` written there.
     pub fn start(dir: &Path, config: &str) -> Result<Self> {
+        Self::start_with_env(dir, config, &[])
+    }
+
+    /// Like [`HostProcess::start`], with extra environment variables for the process (what
+    /// `${env:NAME}` references and the AWS credential chain read).
+    pub fn start_with_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Result<Self> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("turnpike.yaml");
         std::fs::write(&path, config)?;
@@ -221,6 +272,7 @@ impl HostProcess {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log)?)
             .env("TURNPIKE_LOG", "info,librdkafka=warn")
+            .envs(env.iter().copied())
             .spawn()
             .context("starting turnpike")?;
         Ok(Self { child, admin, log })

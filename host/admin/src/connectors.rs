@@ -83,6 +83,9 @@ fn config_error(e: ConfigError) -> ApiError {
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let config = parse_body(&host, &name, &body)?;
+    // Refused here, every problem at once, rather than left to fail at start: a reference to a
+    // secret not stored (or a variable or file the host lacks) is a mistake of this request.
+    host.check_connector(&config)?;
     let applied = detached(&host, move |h| async move { h.put_connector(config).await }).await?;
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
     let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();

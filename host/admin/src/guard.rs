@@ -131,7 +131,8 @@ impl Guard {
     }
 }
 
-/// Routes whose body is JSON: connector definitions, validations, offset resets, dry runs.
+/// Routes whose body is JSON: connector definitions, validations, offset resets, dry runs,
+/// secrets.
 fn takes_json(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     matches!(
@@ -140,6 +141,7 @@ fn takes_json(method: &Method, path: &str) -> bool {
             | (&Method::POST, ["v1", "connectors", _, "validate"])
             | (&Method::POST, ["v1", "connectors", _, "offsets", "reset"])
             | (&Method::POST, ["v1", "plugins", _, _, "test"])
+            | (&Method::PUT, ["v1", "secrets", _])
     )
 }
 

@@ -11,6 +11,7 @@ mod metrics;
 mod openapi;
 mod plugins;
 mod redact;
+mod secrets;
 mod serve;
 
 use std::sync::Arc;
@@ -73,6 +74,8 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize) -> Rou
         .route("/v1/plugins/{name}", get(plugins::show))
         .route("/v1/plugins/{name}/{version}", delete(plugins::delete))
         .route("/v1/plugins/{name}/{version}/test", post(plugins::dry_run))
+        .route("/v1/secrets", get(secrets::list))
+        .route("/v1/secrets/{name}", axum::routing::put(secrets::put).delete(secrets::delete))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(guard.max_json_body()))
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
@@ -85,7 +88,7 @@ async fn healthz() -> Json<serde_json::Value> {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint; see /v1/connectors, /v1/plugins, /v1/events, /metrics and /healthz")
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint; see /v1/connectors, /v1/plugins, /v1/secrets, /v1/events, /metrics and /healthz")
 }
 
 #[cfg(test)]
@@ -174,6 +177,9 @@ mod tests {
             ("get", "/v1/plugins/{name}"),
             ("delete", "/v1/plugins/{name}/{version}"),
             ("post", "/v1/plugins/{name}/{version}/test"),
+            ("get", "/v1/secrets"),
+            ("put", "/v1/secrets/{name}"),
+            ("delete", "/v1/secrets/{name}"),
         ];
         let documented: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
         assert_eq!(documented, routes.len(), "documented operations: {}", doc["paths"]);

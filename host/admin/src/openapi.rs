@@ -4,7 +4,7 @@
 use axum::Json;
 use utoipa::OpenApi;
 
-use crate::{connectors, events, metrics, plugins};
+use crate::{connectors, events, metrics, plugins, secrets};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -29,9 +29,12 @@ use crate::{connectors, events, metrics, plugins};
         plugins::upload,
         plugins::delete,
         plugins::dry_run,
+        secrets::put,
+        secrets::list,
+        secrets::delete,
         document,
     ),
-    tags((name = "connectors"), (name = "plugins"), (name = "operations"))
+    tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "operations"))
 )]
 pub struct ApiDoc;
 

@@ -14,6 +14,7 @@ const WIT: &[(&str, &str)] = &[
     ("transform.wit", include_str!("../../../wit/transform.wit")),
     ("source.wit", include_str!("../../../wit/source.wit")),
     ("sink.wit", include_str!("../../../wit/sink.wit")),
+    ("object-store.wit", include_str!("../../../wit/object-store.wit")),
     ("worlds.wit", include_str!("../../../wit/worlds.wit")),
 ];
 

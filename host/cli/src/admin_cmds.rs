@@ -14,10 +14,10 @@ use crate::output::{self, escape, escape_lines, print, Format};
 pub struct ApiArgs {
     /// The admin API.
     #[arg(long, global = true, env = "TURNPIKE_API", default_value = "http://127.0.0.1:8080")]
-    api: String,
+    pub(crate) api: String,
     /// `table` for people, `json` for scripts.
     #[arg(long, short, global = true, value_enum, default_value = "table")]
-    output: Format,
+    pub(crate) output: Format,
 }
 
 #[derive(Subcommand)]

@@ -7,6 +7,7 @@ mod demo_data;
 mod dev;
 mod output;
 mod run;
+mod secret_cmds;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -40,17 +41,26 @@ enum Command {
         #[command(flatten)]
         api: admin_cmds::ApiArgs,
     },
+    /// Manage the secrets connectors reference as `${secret:NAME}` on a running host (through
+    /// its admin API). Values are read from standard input or a file, never shown.
+    Secret {
+        #[command(subcommand)]
+        command: secret_cmds::SecretCmd,
+        #[command(flatten)]
+        api: admin_cmds::ApiArgs,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // The host logs what it does; the commands for authors and operators only what goes wrong.
-    let quiet = matches!(cli.command, Command::Plugin { .. } | Command::Connector { .. });
+    let quiet = matches!(cli.command, Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. });
     init_tracing(if quiet { "warn" } else { "info,librdkafka=warn,rdkafka=warn" });
     // The API commands are plain blocking HTTP calls: no async runtime needed.
     let command = match cli.command {
         Command::Plugin { command, api } => return exit(admin_cmds::plugin(command, &api)),
         Command::Connector { command, api } => return exit(admin_cmds::connector(command, &api)),
+        Command::Secret { command, api } => return exit(secret_cmds::secret(command, &api)),
         host_command => host_command,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -64,7 +74,7 @@ fn main() -> std::process::ExitCode {
         match command {
             Command::Run(args) => run::run(args).await,
             Command::Dev(args) => dev::dev(args).await,
-            Command::Plugin { .. } | Command::Connector { .. } => unreachable!("handled above"),
+            Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } => unreachable!("handled above"),
         }
     });
     exit(result)

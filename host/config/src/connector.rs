@@ -1,10 +1,10 @@
 //! A connector definition: where records come from, which plugins transform them, where they
 //! go, and the limits and error policy that apply.
 
-
 use serde::{Deserialize, Serialize};
 
 use crate::ranged::Ranged;
+use crate::storage::StorageAccess;
 use crate::{ConnectorName, PluginRef, TopicName};
 
 /// A connector. Its kind follows from what it names:
@@ -42,6 +42,9 @@ pub struct ConnectorConfig {
     /// Outgoing HTTP the connector's plugins may make. Default: none.
     #[serde(default, skip_serializing_if = "HttpAccess::is_default")]
     pub http: HttpAccess,
+    /// Object storage the sink plugin may write to (sink connectors only). Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageAccess>,
     /// Consumer group id; defaults to `turnpike-<name>` so each connector has its own group.
     /// Must start with `turnpike-` (so a connector cannot read or reset another
     /// application's group) and may not be another connector's group.

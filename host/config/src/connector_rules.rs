@@ -32,6 +32,14 @@ impl ConnectorConfig {
             (ConnectorKind::Transform | ConnectorKind::Source, None) => add("output_topic", "name the topic to write to".into()),
             _ => {}
         }
+        if let Some(storage) = &self.storage {
+            if kind != ConnectorKind::Sink {
+                add("storage", "only a sink connector's plugin writes objects; remove `storage`".into());
+            }
+            for p in storage.problems("storage") {
+                add(&p.key, p.message);
+            }
+        }
         let mut seen = BTreeSet::new();
         for (i, t) in self.topics.iter().enumerate() {
             if !seen.insert(t) {

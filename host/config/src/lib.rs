@@ -2,6 +2,9 @@
 //!
 //! Everything here is pure data and pure checks, with no I/O and no dependency on wasmtime,
 //! rdkafka or axum, so the file loader, the admin API and a dry-run share one `validate()`.
+//! The one exception is [`resolve`], which reads the environment, files and the secrets store
+//! behind `${env:…}`, `${file:…}` and `${secret:…}` references, and runs only where the host
+//! is about to start a plugin (`references.rs`).
 //! Names are parsed into newtypes while deserializing ("parse, don't validate"), which lets the
 //! YAML parser point at the line and column of a bad value.
 
@@ -13,7 +16,9 @@ mod host;
 mod http_allow;
 mod names;
 mod ranged;
+mod references;
 mod serde_words;
+mod storage;
 mod validated;
 
 pub use connector::{
@@ -27,4 +32,8 @@ pub use admin::{check_listen, AdminConfig, ApiLimits};
 pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
 pub use ranged::{OutOfRange, Ranged};
+pub use references::{
+    check_secret_value, check_syntax, is_only_references, referenced_secrets, resolve, resolve_at, resolve_str, Resolved, SecretLookup, SecretName, MIN_SECRET_CHARS,
+};
+pub use storage::{StorageAccess, StorageCredentials};
 pub use validated::{Connector, Flow, HttpGrantSpec, Output};

@@ -71,6 +71,7 @@ impl Connector {
     /// problem is returned at once, each with its full key.
     pub fn validate(config: ConnectorConfig, sandbox: &SandboxConfig, key: &str) -> Result<Self, Vec<Problem>> {
         let mut problems = config.rule_problems(key);
+        problems.extend(crate::references::plugin_config_syntax(&config, key));
         problems.extend(sandbox.check(&config, key));
         let mut allow = Vec::new();
         for (i, entry) in config.http.allow.iter().enumerate() {

@@ -132,6 +132,33 @@ impl Offsets {
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, i64)> {
         self.0.iter().map(|((t, p), o)| (t.as_str(), *p, *o))
     }
+
+    /// Drops the given partitions (revoked: their offsets are another consumer's now).
+    pub fn forget(&mut self, partitions: &[(String, i32)]) {
+        for tp in partitions {
+            self.0.remove(tp);
+        }
+    }
+
+    /// Splits what was read at a sink's holds (`(topic, partition)` → the offset of its first
+    /// record that is not durable yet): what may be committed now, with a held partition no
+    /// further than its hold, and what stays to be committed later (the held partitions as
+    /// read, when the hold is below that).
+    pub fn split_at_holds(&self, holds: &BTreeMap<(String, i32), i64>) -> (Offsets, Offsets) {
+        let (mut now, mut later) = (Offsets::default(), Offsets::default());
+        for (tp, &read) in &self.0 {
+            match holds.get(tp) {
+                Some(&hold) if hold < read => {
+                    now.0.insert(tp.clone(), hold.max(0));
+                    later.0.insert(tp.clone(), read);
+                }
+                _ => {
+                    now.0.insert(tp.clone(), read);
+                }
+            }
+        }
+        (now, later)
+    }
 }
 
 /// A connector's consumer. Auto-commit is off: offsets are committed only through
@@ -258,6 +285,18 @@ impl Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_partition_commits_up_to_its_hold_and_stays_pending() {
+        let mut read = Offsets::default();
+        read.done("t", 0, 99);
+        read.done("t", 1, 49);
+        read.done("t", 2, 9);
+        let holds = BTreeMap::from([(("t".to_owned(), 0), 40), (("t".to_owned(), 2), 10), (("u".to_owned(), 0), 5)]);
+        let (now, later) = read.split_at_holds(&holds);
+        assert_eq!(now.iter().collect::<Vec<_>>(), vec![("t", 0, 40), ("t", 1, 50), ("t", 2, 10)]);
+        assert_eq!(later.iter().collect::<Vec<_>>(), vec![("t", 0, 100)]);
+    }
 
     /// A batch closes at the record that reaches its byte cap, however many more records
     /// it may hold: 1,000-byte values against a 2,500-byte cap make batches of three.

@@ -20,6 +20,7 @@ use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
 use crate::status::LiveStatus;
 use crate::retry::{Attempt, Retry, RetryLog};
+use crate::swap::Stages;
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
 pub(crate) struct Stage {
@@ -162,15 +163,19 @@ impl Chain {
     }
 
     /// Replaces the chain's stages, between two batches. Every new instance is created first;
-    /// if any fails, the running stages stay as they were and the error says why.
-    pub(crate) async fn swap(&mut self, stages: Vec<(PluginInfo, serde_json::Value)>) -> Result<(), ChainError> {
-        let mut fresh = Vec::with_capacity(stages.len());
-        for (info, config) in stages {
+    /// if any fails, the running stages stay as they were and the error says why. The new
+    /// instances, and those made after them, hide what the new configs' references resolved to.
+    pub(crate) async fn swap(&mut self, stages: Stages) -> Result<(), ChainError> {
+        let Stages { steps, scrub } = stages;
+        let limits = InstanceLimits { scrub, ..self.limits.clone() };
+        let mut fresh = Vec::with_capacity(steps.len());
+        for (info, config) in steps {
             let mut stage = Stage::new(info, &config);
-            stage.instance = Some(create(&stage.info, &stage.config_json, &self.connector, &self.limits, &self.status).await?);
+            stage.instance = Some(create(&stage.info, &stage.config_json, &self.connector, &limits, &self.status).await?);
             fresh.push(stage);
         }
         self.stages = fresh;
+        self.limits = limits;
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use turnpike_runtime::{BatchBuilder, CallError, CreateError, ErrorKind, InstanceLabels, InstanceLimits, OutputView, RecordRef, TransformInstance};
+use turnpike_runtime::{BatchBuilder, CallError, CreateError, ErrorKind, InstanceLabels, InstanceLimits, OutputView, RecordRef, Scrub, TransformInstance};
 
 use crate::registry::PluginInfo;
 
@@ -89,13 +89,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs `plugin` with `config` on `samples`.
-pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, DryRunError> {
+/// Runs `plugin` with `config` (references resolved) on `samples`. What `scrub` holds is
+/// hidden in the plugin's errors (by the sandbox) and in every output shown (here): a person
+/// trying a config must not see the secrets it references.
+pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, scrub: &Scrub, samples: &[SampleRecord]) -> Result<DryRunResult, DryRunError> {
     if samples.len() > MAX_SAMPLE_RECORDS {
         return Err(DryRunError::TooMany(samples.len()));
     }
     let labels = InstanceLabels { connector: "(dry run)".into(), plugin: plugin.label() };
-    let mut instance = TransformInstance::create(&plugin.plugin, &config.to_string(), labels, InstanceLimits::default()).await?;
+    let limits = InstanceLimits { scrub: scrub.clone(), ..InstanceLimits::default() };
+    let mut instance = TransformInstance::create(&plugin.plugin, &config.to_string(), labels, limits).await?;
     let mut batch = BatchBuilder::default();
     for (i, s) in samples.iter().enumerate() {
         let record = RecordRef {
@@ -110,16 +113,17 @@ pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, sam
     }
     let out = instance.transform(&batch.finish()).await?;
     let view = OutputView::new(&out);
+    let shown = |bytes: &[u8]| scrub.clean_string(text(bytes));
     let outputs = view
         .iter()
         .map(|p| SampleOutput {
             input: p.input,
-            key: p.key.map(text),
-            value: p.value.map(text),
-            headers: view.headers(&p).map(|(k, v)| (k.to_owned(), text(v))).collect(),
-            topic: p.topic.map(str::to_owned),
+            key: p.key.map(shown),
+            value: p.value.map(shown),
+            headers: view.headers(&p).map(|(k, v)| (scrub.clean_string(k.to_owned()), shown(v))).collect(),
+            topic: p.topic.map(|t| scrub.clean_string(t.to_owned())),
         })
         .collect();
-    let errors = out.errors.iter().map(|e| SampleError { input: e.input, kind: kind_name(e.error.kind), message: e.error.message.clone() }).collect();
+    let errors = out.errors.iter().map(|e| SampleError { input: e.input, kind: kind_name(e.error.kind), message: scrub.clean_string(e.error.message.clone()) }).collect();
     Ok(DryRunResult { plugin: plugin.label(), outputs, errors })
 }

@@ -13,8 +13,10 @@ mod events;
 mod failures;
 mod host;
 mod registry;
+mod resolve;
 mod retry;
 mod status;
+mod storage;
 mod supervisor;
 mod swap;
 mod tasks;
@@ -23,9 +25,9 @@ mod validation;
 pub use connector_state::ConnectorState;
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
-pub use host::{Applied, Host, HostError};
+pub use host::{Applied, Host, HostError, SecretEntry};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-pub use status::{ConnectorStatus, FaultInfo};
+pub use status::{ConnectorStatus, FaultInfo, StorageStatus};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: offsets as the API reports and resets them.

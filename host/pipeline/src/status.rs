@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use turnpike_config::{ConnectorConfig, ConnectorKind};
+use turnpike_object_store::Bucket;
 use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
@@ -87,6 +88,26 @@ pub struct ConnectorStatus {
     pub error: Option<FaultInfo>,
     /// Why the last attempt to switch plugin versions was refused, until one succeeds.
     pub swap_error: Option<String>,
+    /// The object storage granted to the sink (`storage`), never with its credentials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageStatus>,
+}
+
+/// A sink's storage grant as the status shows it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct StorageStatus {
+    /// The bucket.
+    pub bucket: String,
+    /// The key prefix every object is written under.
+    pub prefix: String,
+    /// The S3-compatible store's URL, when not AWS S3.
+    pub endpoint: Option<String>,
+    /// The region, when configured.
+    pub region: Option<String>,
+    /// `static` (keys given by reference) or `host chain` (the host's AWS credentials).
+    pub credentials: String,
+    /// Requests to the store retried after a transient error, in the current run.
+    pub retries: u64,
 }
 
 /// Live, shared status that the task updates and the API reads.
@@ -107,6 +128,8 @@ pub(crate) struct LiveStatus {
     plugins: Mutex<Option<Vec<String>>>,
     swap_error: Mutex<Option<String>>,
     state: Mutex<(ConnectorState, SystemTime, Option<FaultInfo>)>,
+    /// The current run's store client, for its retry count.
+    bucket: Mutex<Option<Arc<Bucket>>>,
 }
 
 impl LiveStatus {
@@ -127,6 +150,7 @@ impl LiveStatus {
             plugins: Mutex::new(None),
             swap_error: Mutex::new(None),
             state: Mutex::new((ConnectorState::Unassigned, SystemTime::now(), None)),
+            bucket: Mutex::new(None),
         }
     }
 
@@ -164,6 +188,11 @@ impl LiveStatus {
     /// The plugin versions of the current run.
     pub(crate) fn plugins(&self) -> Vec<String> {
         self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// Keeps the current run's store client, whose retries the status shows.
+    pub(crate) fn set_bucket(&self, bucket: Arc<Bucket>) {
+        *self.bucket.lock().unwrap_or_else(|p| p.into_inner()) = Some(bucket);
     }
 
     /// Records the outcome of a swap: `None` when it succeeded.
@@ -214,6 +243,14 @@ impl LiveStatus {
             routes: config.routes.iter().map(ToString::to_string).collect(),
             error,
             swap_error: self.swap_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            storage: config.storage.as_ref().map(|s| StorageStatus {
+                bucket: s.bucket.clone(),
+                prefix: s.prefix.clone(),
+                endpoint: s.endpoint.clone(),
+                region: s.region.clone(),
+                credentials: if s.credentials.is_some() { "static" } else { "host chain" }.to_owned(),
+                retries: self.bucket.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |b| b.retries()),
+            }),
         }
     }
 }

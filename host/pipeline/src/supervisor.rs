@@ -9,13 +9,15 @@ use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
-use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind};
+use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
+use turnpike_state::SecretStore;
 
 use crate::chain::{Chain, ChainContext, Stage};
 use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
 use crate::failures::ErrorPolicy;
 use crate::registry::{PluginInfo, PluginRegistry, RegistryError};
+use crate::resolve::{one_line, resolve_connector};
 use crate::status::{FaultInfo, LiveStatus};
 use crate::swap::SwapRequest;
 use crate::tasks::sink::SinkTask;
@@ -30,6 +32,8 @@ pub(crate) struct Shared {
     pub(crate) events: Arc<crate::events::Events>,
     /// The compacted topic source positions are kept in.
     pub(crate) positions_topic: String,
+    /// What `${secret:NAME}` references resolve to, read each time a connector starts.
+    pub(crate) secrets: SecretStore,
 }
 
 /// The channels a connector's task listens to: pause, and plugin swaps.
@@ -178,6 +182,10 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
         max_output_bytes: (l.max_output_mib.get() as usize) << 20,
         max_output_records: l.max_output_records.get() as usize,
         http,
+        // What to hide: the connector's resolved references, set where they are resolved.
+        scrub: Scrub::default(),
+        // Opened when a sink connector starts (`storage::open`): it needs the network.
+        storage: None,
     }
 }
 
@@ -198,13 +206,18 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
     let config = connector.config();
+    // References resolve now, for this run only (a secret stored since the last run is what
+    // this one gets); one that does not fails the run with every problem, and no value.
+    let mut resolved = resolve_connector(config, "", &shared.secrets).map_err(|problems| FaultInfo::new(FaultClass::Config, format!("not started: {}", one_line(&problems))))?;
     let stages = connector
         .transforms()
         .iter()
-        .map(|step| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform)?, &step.config)))
+        .zip(&resolved.transforms)
+        .map(|(step, config)| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform)?, config)))
         .collect::<Result<Vec<_>, FaultInfo>>()?;
     let kafka_fault = |e: KafkaError| FaultInfo::new(FaultClass::Kafka, e.to_string());
-    let limits = instance_limits(connector);
+    let mut limits = instance_limits(connector);
+    limits.scrub = resolved.scrub.clone();
     // A sink connector writes to its sink, whatever a transform routes: `None`.
     let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
     let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
@@ -225,13 +238,17 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         Flow::Source { source, output } => {
             let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source)?;
             labels.insert(0, info.label());
-            let plugin = SourcePlugin { info, step: source.clone(), output_topic: output.topic.clone(), limits };
+            let mut step = source.clone();
+            step.config = resolved.source.take().unwrap_or(step.config);
+            let plugin = SourcePlugin { info, step, output_topic: output.topic.clone(), limits };
             Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone() })
         }
         Flow::Sink { sink, .. } => {
             let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink)?;
             labels.push(plugin.label());
-            Task::Sink(SinkTask { consumer: consumer()?, cx, step: sink.clone(), plugin, limits })
+            let mut step = sink.clone();
+            step.config = resolved.sink.take().unwrap_or(step.config);
+            Task::Sink(SinkTask { consumer: consumer()?, cx, step, plugin, limits, secrets: shared.secrets.clone() })
         }
         Flow::Transform { output, .. } => Task::Transform(TransformTask {
             consumer: consumer()?,

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
+use turnpike_runtime::Scrub;
+
 use crate::registry::PluginInfo;
 
 /// The outcome sent back to whoever asked: the versions now running, or why not.
@@ -18,12 +20,20 @@ pub(crate) type SwapReply = Result<Vec<String>, String>;
 /// Who waits for the outcome, if anyone. Behind a mutex because watch values are cloned.
 pub(crate) type Reply = Arc<Mutex<Option<oneshot::Sender<SwapReply>>>>;
 
+/// Plugin versions to switch to, each with its config, references resolved, and the values
+/// those resolved to, which the new instances must hide.
+#[derive(Clone, Default)]
+pub(crate) struct Stages {
+    pub(crate) steps: Vec<(PluginInfo, serde_json::Value)>,
+    pub(crate) scrub: Scrub,
+}
+
 /// A wanted set of stages.
 #[derive(Clone, Default)]
 pub(crate) struct SwapRequest {
     /// Increases with each request; the task applies a generation once.
     pub(crate) generation: u64,
-    pub(crate) stages: Vec<(PluginInfo, serde_json::Value)>,
+    pub(crate) stages: Stages,
     pub(crate) reply: Reply,
 }
 

@@ -3,12 +3,16 @@
 //!
 //! A connector that broke the rules is checked too, so that its plugins' problems are
 //! reported with the rest at once; its steps and limits are then taken as written.
+//!
+//! Each plugin gets its config with its references resolved, as it would at start; a
+//! reference that does not resolve is a problem of its own, and that plugin is not created.
 
 use std::time::Duration;
 
 use serde_json::Value;
-use turnpike_config::{Connector, ConnectorConfig, Flow, PluginRef, Problem, TopicName};
-use turnpike_runtime::{CreateError, HttpGrant, InstanceLabels, InstanceLimits, PluginKind, SinkInstance, SourceInstance, TransformInstance};
+use turnpike_config::{resolve_at, Connector, ConnectorConfig, Flow, PluginRef, Problem, TopicName};
+use turnpike_runtime::{CreateError, HttpGrant, InstanceLabels, InstanceLimits, PluginKind, Scrub, SinkInstance, SourceInstance, TransformInstance};
+use turnpike_state::SecretStore;
 
 use crate::registry::PluginRegistry;
 use crate::supervisor::{instance_limits, limits_with, resolve_kind};
@@ -77,9 +81,9 @@ fn transforms(config: &ConnectorConfig) -> impl Iterator<Item = Step<'_>> {
 }
 
 /// The plugin versions the connector would run, and every problem found: unresolved
-/// plugins, plugins of the wrong kind, configurations a plugin refuses, plugins that cannot
-/// start.
-pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginChecks<'_>) -> (Vec<String>, Vec<Problem>) {
+/// plugins, plugins of the wrong kind, references that do not resolve, configurations a
+/// plugin refuses, plugins that cannot start.
+pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginChecks<'_>, secrets: &SecretStore) -> (Vec<String>, Vec<Problem>) {
     let PluginChecks { connector, steps, mut limits } = checks;
     let mut problems = Vec::new();
     let mut labels = Vec::new();
@@ -98,8 +102,16 @@ pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginCheck
                 continue;
             }
         };
+        let resolved = match resolve_at(config, &format!("connector.{at}.config"), secrets) {
+            Ok(resolved) => resolved,
+            Err(unresolved) => {
+                problems.extend(unresolved);
+                continue;
+            }
+        };
         let labels_for = InstanceLabels { connector: format!("{connector} (validation)"), plugin: info.label() };
-        let (plugin, json, l) = (&info.plugin, config.to_string(), limits.clone());
+        let l = InstanceLimits { scrub: Scrub::new(resolved.secret_values), ..limits.clone() };
+        let (plugin, json) = (&info.plugin, resolved.value.to_string());
         let created = match kind {
             StepKind::Transform => TransformInstance::create(plugin, &json, labels_for, l).await.map(drop),
             StepKind::Source { output_topic } => SourceInstance::create(plugin, &json, None, output_topic, labels_for, l).await.map(drop),

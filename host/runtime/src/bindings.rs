@@ -32,9 +32,12 @@ pub mod sink {
         path: "../../wit",
         world: "sink-plugin",
         exports: { default: async },
+        // Object storage waits for upload budget, so its imports are async.
+        imports: { "turnpike:plugin/object-store": async },
         with: {
             "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
             "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+            "turnpike:plugin/object-store.upload": crate::capabilities::object_store::UploadSlot,
         },
     });
 }

@@ -71,6 +71,10 @@ fault_classes! {
     RouteRefused => "route_refused",
     /// The sink could not flush what it was given, so offsets were not committed.
     SinkFlush => "sink_flush",
+    /// An object the sink handed to the host could not be written to the store (after the
+    /// host's retries), or the store refused the connector's bucket or credentials; offsets
+    /// were not committed.
+    ObjectStore => "object_store",
     /// The connector's configuration breaks a host rule or cannot be applied.
     Config => "config",
     /// A Kafka client failed.

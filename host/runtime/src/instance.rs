@@ -41,7 +41,7 @@ impl TransformInstance {
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(transformer) => Ok(Self { sandbox, bindings, transformer }),
-            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
+            Err(e) => Err(sandbox.config_error(e)),
         }
     }
 
@@ -58,8 +58,11 @@ impl TransformInstance {
                 Err(self.sandbox.poison(Fault::OutputLimit { limit }).into())
             }
             // Invalid output is a bug, and the plugin state that produced it is suspect.
-            Ok(output) => match validate_output(&output, input_len(batch)) {
-                Ok(()) => Ok(output),
+            Ok(mut output) => match validate_output(&output, input_len(batch)) {
+                Ok(()) => {
+                    self.sandbox.explain_records(&mut output.errors);
+                    Ok(output)
+                }
                 Err(why) => Err(self.sandbox.poison(Fault::InvalidOutput(why)).into()),
             },
         }

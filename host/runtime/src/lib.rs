@@ -21,8 +21,8 @@
 //! 6. `limits.rs`: [`InstanceLimits`], the limits and grants of one instance;
 //! 7. `capabilities/`: `log` and `http`, each reaching the store through a trait of its own
 //!    rather than `state.rs`;
-//! 8. the leaves: `labels.rs` ([`InstanceLabels`]); `error.rs`, then `fault_class.rs`
-//!    ([`FaultClass`]); `source_batch.rs`, then `batch.rs` (the batch layout), then
+//! 8. the leaves: `labels.rs` ([`InstanceLabels`]); `scrub.rs` ([`Scrub`]); `error.rs`, then
+//!    `fault_class.rs` ([`FaultClass`]); `source_batch.rs`, then `batch.rs` (the batch layout), then
 //!    `bindings.rs` (generated from `wit/`).
 
 mod batch;
@@ -36,6 +36,7 @@ mod labels;
 mod limits;
 mod plugin;
 mod sandbox;
+mod scrub;
 mod sink;
 mod source;
 mod source_batch;
@@ -44,6 +45,8 @@ mod state;
 pub use batch::{input_len, input_record, BatchBuilder, OutputView, Produced, RecordRef};
 pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError, TopicPartition};
 pub use capabilities::http::HttpGrant;
+pub use capabilities::object_store::StorageGrant;
+pub use capabilities::sink_progress::Holds;
 pub use sink::SinkInstance;
 pub use source::SourceInstance;
 pub use source_batch::Polled;
@@ -54,4 +57,5 @@ pub use fault_class::FaultClass;
 pub use instance::TransformInstance;
 pub use labels::InstanceLabels;
 pub use limits::InstanceLimits;
+pub use scrub::Scrub;
 pub use plugin::{digest, Plugin, PluginKind};

@@ -1,9 +1,12 @@
 //! The limits and grants one instance runs under. A module of its own because every plugin
-//! kind, the sandbox and the store read them; it depends only on the capabilities' grants.
+//! kind, the sandbox and the store read them; it depends only on the capabilities' grants
+//! and on what the sandbox hides (`scrub.rs`).
 
 use std::time::Duration;
 
 use crate::capabilities::http::HttpGrant;
+use crate::scrub::Scrub;
+use crate::capabilities::object_store::StorageGrant;
 
 /// Limits one instance runs under.
 #[derive(Debug, Clone)]
@@ -21,6 +24,12 @@ pub struct InstanceLimits {
     pub max_output_records: usize,
     /// Outgoing HTTP the plugin may make (the `http` capability's grant). Default: none.
     pub http: HttpGrant,
+    /// What the connector's secret references resolved to: replaced by `***` in every error,
+    /// log line and trap explanation the plugin produces. Default: nothing.
+    pub scrub: Scrub,
+    /// The bucket and prefix a sink may write objects to (the `object-store` capability's
+    /// grant). Default: none.
+    pub storage: Option<StorageGrant>,
 }
 
 impl Default for InstanceLimits {
@@ -32,6 +41,8 @@ impl Default for InstanceLimits {
             max_output_bytes: 64 << 20,
             max_output_records: 100_000,
             http: HttpGrant::default(),
+            scrub: Scrub::default(),
+            storage: None,
         }
     }
 }

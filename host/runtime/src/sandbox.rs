@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+use crate::bindings::types::{ConfigError, RecordError};
 use crate::error::{CreateError, Fault};
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
@@ -92,7 +93,10 @@ impl Sandbox {
     /// Marks the instance unusable (its output broke the contract).
     pub(crate) fn poison(&mut self, fault: Fault) -> Fault {
         self.poisoned = true;
-        fault
+        match fault {
+            Fault::InvalidOutput(why) => Fault::InvalidOutput(self.clean(why)),
+            other => other,
+        }
     }
 
     pub(crate) fn is_poisoned(&self) -> bool {
@@ -106,12 +110,31 @@ impl Sandbox {
     }
 
     /// A plugin's error message, with the host's reason when it refused an HTTP request
-    /// during the call (the plugin only sees an error code).
+    /// during the call (the plugin only sees an error code), and the connector's secrets
+    /// hidden: every message a plugin hands the host comes through here.
     pub(crate) fn explain(&self, message: String) -> String {
-        match self.store.data().http.take_refusal() {
+        let message = match self.store.data().http.take_refusal() {
             Some(reason) => format!("{message} (the host refused outgoing HTTP: {reason})"),
             None => message,
+        };
+        self.clean(message)
+    }
+
+    /// A configuration the plugin refused, key and message explained.
+    pub(crate) fn config_error(&self, e: ConfigError) -> CreateError {
+        CreateError::Config { key: e.key.map(|k| self.clean(k)), message: self.explain(e.message) }
+    }
+
+    /// The errors of single records, explained.
+    pub(crate) fn explain_records(&self, errors: &mut [RecordError]) {
+        for r in errors {
+            r.error.message = self.explain(std::mem::take(&mut r.error.message));
         }
+    }
+
+    /// `text` with the connector's secret values replaced by `***`.
+    fn clean(&self, text: String) -> String {
+        self.limits.scrub.clean_string(text)
     }
 
     fn current_limit(&self) -> Duration {
@@ -137,7 +160,7 @@ impl Sandbox {
             return Fault::OutputLimit { limit: format!("{} MiB per batch", limits.max_output_bytes >> 20) };
         }
         if text.contains("maximum concurrent") || text.contains("pooling allocator") {
-            return Fault::HostCapacity(text);
+            return Fault::HostCapacity(self.clean(text));
         }
         let mut message = match trap {
             Some(t) => t.to_string(),
@@ -147,7 +170,8 @@ impl Sandbox {
         if !stderr.is_empty() {
             message = format!("{message}; plugin error output: {stderr}");
         }
-        Fault::Trap { message }
+        // The plugin's error output (a panic message) may repeat its config.
+        Fault::Trap { message: self.clean(message) }
     }
 }
 

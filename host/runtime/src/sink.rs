@@ -5,6 +5,7 @@ use wasmtime::component::ResourceAny;
 
 use crate::batch::input_len;
 use crate::bindings::sink::SinkPlugin;
+use crate::capabilities::sink_progress::Holds;
 use crate::bindings::types::{InputBatch, RecordError, TopicPartition};
 use crate::error::{CallError, CreateError, Fault};
 use crate::labels::InstanceLabels;
@@ -35,7 +36,7 @@ impl SinkInstance {
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(writer) => Ok(Self { sandbox, bindings, writer }),
-            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
+            Err(e) => Err(sandbox.config_error(e)),
         }
     }
 
@@ -61,15 +62,30 @@ impl SinkInstance {
         }
     }
 
-    /// Makes everything written so far durable.
+    /// Makes everything written so far durable, as far as the plugin goes: objects it handed
+    /// to the host are still being written ([`SinkInstance::settle_storage`]), and it may have
+    /// held partitions back ([`SinkInstance::take_holds`]).
     pub async fn flush(&mut self) -> Result<(), CallError> {
         let timeout = self.sandbox.begin_call()?;
+        self.sandbox.store.data_mut().progress.clear();
         let writer = self.bindings.turnpike_plugin_sink().writer();
         let outcome = tokio::time::timeout(timeout, writer.call_flush(&mut self.sandbox.store, self.writer)).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(()) => Ok(()),
         }
+    }
+
+    /// Waits, outside the plugin's deadline, for every object the plugin handed to the host so
+    /// far. `Err` says what could not be written: the caller must not commit.
+    pub async fn settle_storage(&mut self) -> Result<(), String> {
+        self.sandbox.store.data_mut().store.settle().await
+    }
+
+    /// The partitions the plugin held back during the last `flush`, each with the offset of
+    /// its first record that is not durable yet.
+    pub fn take_holds(&mut self) -> Holds {
+        self.sandbox.store.data_mut().progress.take()
     }
 
     /// Tells the sink which partitions it now has (`assigned`) or is losing (`!assigned`).

@@ -44,7 +44,7 @@ impl SourceInstance {
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(reader) => Ok(Self { sandbox, bindings, reader, output_topic: output_topic.to_owned() }),
-            Err(e) => Err(CreateError::Config { key: e.key, message: sandbox.explain(e.message) }),
+            Err(e) => Err(sandbox.config_error(e)),
         }
     }
 
@@ -56,7 +56,10 @@ impl SourceInstance {
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(batch) => match check_poll(batch, &self.output_topic, max_records as usize) {
-                Ok(polled) => Ok(polled),
+                Ok(mut polled) => {
+                    self.sandbox.explain_records(&mut polled.errors);
+                    Ok(polled)
+                }
                 Err(why) => Err(self.sandbox.poison(Fault::InvalidOutput(why)).into()),
             },
         }

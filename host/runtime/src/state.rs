@@ -18,6 +18,8 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use crate::capabilities::http::{HttpCapability, HttpState};
 use crate::capabilities::log::{LogCapability, LogState};
+use crate::capabilities::object_store::{ObjectStoreCapability, StoreState};
+use crate::capabilities::sink_progress::{ProgressState, SinkProgressCapability};
 use crate::capabilities::{Capability, CapabilityStates};
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
@@ -39,6 +41,8 @@ pub(crate) struct HostState {
     // One field per capability, built by its `Capability::prepare`.
     pub(crate) log: LogState,
     pub(crate) http: HttpState,
+    pub(crate) store: StoreState,
+    pub(crate) progress: ProgressState,
 }
 
 impl HostState {
@@ -55,8 +59,10 @@ impl HostState {
             deadline: Instant::now(),
             creating: false,
             stderr,
-            log: LogCapability::prepare(&(), labels),
+            log: LogCapability::prepare(&limits.scrub, labels),
             http: HttpCapability::prepare(&limits.http, labels),
+            store: ObjectStoreCapability::prepare(&limits.storage, labels),
+            progress: SinkProgressCapability::prepare(&(), labels),
         }
     }
 }
@@ -77,6 +83,14 @@ impl WasiHttpView for HostState {
 impl CapabilityStates for HostState {
     fn log(&mut self) -> &mut LogState {
         &mut self.log
+    }
+
+    fn object_store(&mut self) -> &mut StoreState {
+        &mut self.store
+    }
+
+    fn sink_progress(&mut self) -> &mut ProgressState {
+        &mut self.progress
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use turnpike_runtime::{
     BatchBuilder, CallError, CreateError, Fault, InstanceLabels, InstanceLimits, LoadError, OutputView, Plugin,
-    RecordRef, Runtime, TransformInstance,
+    RecordRef, Runtime, Scrub, TransformInstance,
 };
 
 fn fixtures() -> &'static (Runtime, Plugin, Vec<u8>) {
@@ -49,6 +49,15 @@ async fn a_trap_is_reported_with_the_panic_message_and_a_fresh_instance_works() 
     let mut fresh = TransformInstance::create(&fixtures().1, r#"{"fault":"trap","marker":"BAD"}"#, labels(), InstanceLimits::default()).await.unwrap();
     let out = fresh.transform(&batch(&["ok", "fine"])).await.expect("a fresh instance works");
     assert_eq!(OutputView::new(&out).len(), 2);
+}
+
+/// The panic message stands in for a plugin repeating a secret of its config as it panics:
+/// the trap's explanation, error output included, hides it.
+#[tokio::test]
+async fn a_trap_explanation_hides_the_connectors_secrets() {
+    let limits = InstanceLimits { scrub: Scrub::new(["poison record".to_owned()]), ..InstanceLimits::default() };
+    let Fault::Trap { message } = fault_of(r#"{"fault":"trap","marker":"BAD"}"#, limits).await else { panic!("expected a trap") };
+    assert!(message.contains("*** at offset 1") && !message.contains("poison record"), "{message}");
 }
 
 #[tokio::test]

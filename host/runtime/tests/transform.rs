@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use turnpike_runtime::{
-    BatchBuilder, CreateError, InstanceLabels, InstanceLimits, LoadError, OutputView, Plugin, RecordRef, Runtime,
+    BatchBuilder, CreateError, InstanceLabels, InstanceLimits, LoadError, OutputView, Plugin, RecordRef, Runtime, Scrub,
     TransformInstance,
 };
 
@@ -106,4 +106,21 @@ async fn compiled_plugins_are_cached_and_a_damaged_cache_is_recompiled() {
     assert_eq!(OutputView::new(&t.transform(&batch(&["x"])).await.unwrap()).len(), 1);
     assert_ne!(std::fs::read(&cached[0]).unwrap(), b"damaged", "and replaced");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plugin that repeats a config value in its error (here serde's "unknown variant") hands
+/// the host text with the secret in it; the sandbox hides it before anyone sees the error.
+#[tokio::test]
+async fn a_secret_a_plugin_repeats_in_its_config_error_is_hidden() {
+    let secret = "tok-4f1c9e2a";
+    let cfg = format!(r#"{{"fields":["a"],"default_mode":"{secret}"}}"#);
+    let plain = refusal(&cfg, InstanceLimits::default()).await;
+    assert!(plain.contains(secret), "the plugin does repeat the value: {plain}");
+    let limits = InstanceLimits { scrub: Scrub::new([secret.to_owned()]), ..InstanceLimits::default() };
+    let hidden = refusal(&cfg, limits).await;
+    assert!(!hidden.contains(secret) && hidden.contains("***"), "{hidden}");
+}
+
+async fn refusal(cfg: &str, limits: InstanceLimits) -> String {
+    TransformInstance::create(&plugin("pii-mask"), cfg, labels(), limits).await.err().expect("config refused").to_string()
 }

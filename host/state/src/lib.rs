@@ -5,6 +5,7 @@
 //! <dir>/plugins/<name>/<version>.wasm the uploaded component, as uploaded
 //! <dir>/plugins/<name>/<version>.meta.json {"seq": 3, "uploaded_at": 1700000000000}
 //! <dir>/compiled/<digest>-<engine>.cwasm compiled code, written and read only by the runtime
+//! <dir>/secrets/<name>                  a secret's value, mode 0600 (`secrets.rs`)
 //! ```
 //!
 //! `seq` orders a plugin's versions by upload, so `@latest` means the same version after a
@@ -19,6 +20,7 @@
 //! the second before it overwrites the first.
 
 mod order;
+mod secrets;
 
 use std::fs;
 use std::io::Write;
@@ -27,6 +29,8 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use turnpike_config::{ConnectorConfig, PluginName};
+
+pub use secrets::{SecretInfo, SecretStore};
 
 /// What a connector should be doing after a restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,6 +131,11 @@ impl StateStore {
     /// Where the runtime keeps compiled plugins (only the host writes there).
     pub fn compiled_dir(&self) -> PathBuf {
         self.dir.join("compiled")
+    }
+
+    /// The secrets store in this directory (`<dir>/secrets`).
+    pub fn secrets(&self) -> SecretStore {
+        SecretStore::in_dir(self.dir.join("secrets"))
     }
 
     fn connector_path(&self, name: &str) -> PathBuf {

@@ -22,13 +22,13 @@ pub mod source {
         export_macro_name: "export_source_world",
         default_bindings_module: "::turnpike_sdk::bindings::source",
         with: {
-            "turnpike:plugin/types@0.1.0": crate::bindings::turnpike::plugin::types,
-            "turnpike:plugin/log@0.1.0": crate::bindings::turnpike::plugin::log,
+            "turnpike:plugin/types@0.1.1": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.1": crate::bindings::turnpike::plugin::log,
         },
     });
 }
 
-/// The sink world.
+/// The sink world, with the object-store and sink-progress imports only sinks have.
 pub mod sink {
     wit_bindgen::generate!({
         path: "../../wit",
@@ -37,8 +37,11 @@ pub mod sink {
         export_macro_name: "export_sink_world",
         default_bindings_module: "::turnpike_sdk::bindings::sink",
         with: {
-            "turnpike:plugin/types@0.1.0": crate::bindings::turnpike::plugin::types,
-            "turnpike:plugin/log@0.1.0": crate::bindings::turnpike::plugin::log,
+            "turnpike:plugin/types@0.1.1": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.1": crate::bindings::turnpike::plugin::log,
+            // Only sinks import these (`crate::storage`), so they are generated here.
+            "turnpike:plugin/object-store@0.1.1": generate,
+            "turnpike:plugin/sink-progress@0.1.1": generate,
         },
     });
 }

@@ -7,6 +7,16 @@
 //! `cargo build --target wasm32-wasip2`, and [`testing`] runs the same logic natively in
 //! `cargo test`. [`http`] makes outgoing requests the connector grants.
 //!
+//! # Object storage
+//! A [`Sink`] may write objects to the bucket its connector grants (`storage:`) through
+//! [`storage`]: [`storage::put`] for a whole object, [`storage::Upload`] to stream one in
+//! pieces, both under [`storage::prefix`]. The host does the network work and waits for it
+//! before committing offsets, so an object "accepted" is one that will be durable by the
+//! commit. A sink whose objects span several flushes calls [`storage::hold`] in
+//! [`Sink::flush`] for each partition whose object is still open, so the host commits only
+//! records in complete objects. In `cargo test` the calls go to an in-memory store that
+//! [`testing::stored_objects`], [`testing::flush`] and [`testing::take_holds`] inspect.
+//!
 //! # Example
 //! ```
 //! use turnpike_sdk::prelude::*;
@@ -44,6 +54,7 @@ mod output;
 mod record;
 mod sink;
 mod source;
+pub mod storage;
 pub mod testing;
 mod transform;
 

@@ -29,7 +29,8 @@ pub trait Sink: Sized + 'static {
     fn write(&mut self, batch: Batch<'_>) -> Result<Vec<(u32, RecordError)>, RecordError>;
 
     /// Makes everything written so far durable. The default does nothing (for sinks that
-    /// write synchronously in [`Sink::write`]).
+    /// write synchronously in [`Sink::write`]). A sink that keeps records in objects still
+    /// open calls [`crate::storage::hold`] here, so their partitions are not committed past them.
     fn flush(&mut self) -> Result<(), RecordError> {
         Ok(())
     }

@@ -218,3 +218,61 @@ pub fn write<S: crate::Sink>(sink: &mut S, records: impl IntoIterator<Item = Tes
     let rejected = crate::sink::run_write(sink, &batch)?;
     Ok(rejected.into_iter().map(|r| (r.input, RecordError::from_wit(r.error))).collect())
 }
+
+/// A hold a sink made in a flush (see [`crate::storage::hold`]).
+pub use crate::storage::fake::Hold;
+
+/// Flushes `sink` as the host does and returns the holds it made during this flush: one per
+/// partition, the lowest offset, sorted by topic and partition. Each flush starts with none.
+pub fn flush<S: crate::Sink>(sink: &mut S) -> Result<Vec<Hold>, RecordError> {
+    let before = crate::storage::fake::hold_count();
+    sink.flush()?;
+    let mut lowest: std::collections::BTreeMap<(String, i32), i64> = std::collections::BTreeMap::new();
+    for h in crate::storage::fake::holds_since(before) {
+        let offset = lowest.entry((h.topic, h.partition)).or_insert(h.offset);
+        *offset = (*offset).min(h.offset);
+    }
+    Ok(lowest.into_iter().map(|((topic, partition), offset)| Hold { topic, partition, offset }).collect())
+}
+
+/// Tells `sink` that `partitions` (`(topic, partition)`) are taken away, as the host does
+/// after a final flush.
+pub fn revoke<S: crate::Sink>(sink: &mut S, partitions: &[(&str, i32)]) {
+    let partitions: Vec<(String, i32)> = partitions.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect();
+    sink.revoked(&partitions);
+}
+
+/// Sets the prefix the fake object store grants on this thread (native tests only; inside
+/// the host the connector's `storage` grant decides). `None` withdraws the grant, so every
+/// [`crate::storage`] call fails with [`crate::storage::StorageError::NotGranted`]. Until
+/// set, the store is granted with an empty prefix.
+pub fn set_storage_prefix(prefix: Option<&str>) {
+    crate::storage::fake::set_prefix(prefix);
+}
+
+/// Every completed object in the fake store, key → bytes.
+pub fn stored_objects() -> std::collections::BTreeMap<String, Vec<u8>> {
+    crate::storage::fake::objects()
+}
+
+/// The keys of uploads started and neither completed nor aborted, in the order they were opened.
+pub fn open_uploads() -> Vec<String> {
+    crate::storage::fake::open_keys()
+}
+
+/// The keys of uploads aborted (by [`crate::storage::Upload::abort`] or dropped open), in order.
+pub fn aborted_uploads() -> Vec<String> {
+    crate::storage::fake::aborted()
+}
+
+/// Every [`crate::storage::hold`] made since the last call (or reset), in order, and forgets
+/// them. [`flush`] returns a flush's holds without taking them.
+pub fn take_holds() -> Vec<Hold> {
+    crate::storage::fake::take_holds()
+}
+
+/// Empties the fake store (objects, uploads, aborts, holds) and grants it with an empty
+/// prefix again.
+pub fn reset_storage() {
+    crate::storage::fake::reset();
+}

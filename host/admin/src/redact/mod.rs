@@ -139,7 +139,8 @@ fn words(key: &str) -> Vec<String> {
 ///
 /// - Under a secret key ([`is_secret_key`]) every non-null scalar becomes [`MARKER`], however
 ///   deep: objects and arrays keep their shape and their keys, so `headers` under `auth` still
-///   shows which headers are set. `null` stays `null` (nothing is hidden).
+///   shows which headers are set. `null` stays `null` (nothing is hidden), and so does a
+///   string made of references alone (`${secret:token}`: a name, not a secret).
 /// - Everywhere else, a string keeps every byte except the secrets found in it: URL passwords
 ///   (`https://svc:***@host/`, or `https://***@host/` for a userinfo without `:`), secret
 ///   query and fragment parameters (`?access_key=***&region=eu`) and secret `name=value`
@@ -163,6 +164,9 @@ fn redact_in(value: &mut Value, secret: bool) {
             }
         }
         Value::Null => {}
+        // `${secret:token}` says where a secret is and holds none: shown, so a reader sees
+        // which secret a connector uses (and sending it back keeps it, being no marker).
+        Value::String(text) if turnpike_config::is_only_references(text) => {}
         Value::String(text) => {
             if secret {
                 *text = MARKER.to_owned();

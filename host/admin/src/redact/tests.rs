@@ -358,3 +358,14 @@ fn marker_paths_quote_unusual_keys() {
     paths.sort();
     assert_eq!(paths, [r#"config["a b"].token"#, r#"config["db.password"]"#]);
 }
+
+#[test]
+fn a_value_made_of_references_alone_is_shown_and_kept() {
+    let config = json!({ "token": "${secret:api}", "auth": { "Authorization": "Bearer ${secret:api}" }, "password": "${env:DB_PASS}${file:/run/k}" });
+    let shown = redacted(config.clone());
+    assert_eq!(shown, json!({ "token": "${secret:api}", "auth": { "Authorization": "***" }, "password": "${env:DB_PASS}${file:/run/k}" }));
+    let mut back = shown;
+    keep_stored_secrets(&mut back, &config);
+    assert_eq!(back, config, "what GET showed, sent back, is what was stored");
+    assert!(markers_left(&back).is_empty());
+}

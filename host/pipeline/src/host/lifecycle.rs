@@ -13,8 +13,10 @@ use super::{Applied, Host, HostError};
 
 use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
-use crate::registry::{PluginInfo, RegistryError};
+use crate::registry::RegistryError;
+use crate::resolve::resolve_connector;
 use crate::status::LiveStatus;
+use crate::swap::Stages;
 
 /// How long a `PUT` waits for a running connector to switch plugin versions: its current
 /// batch must finish first.
@@ -120,15 +122,19 @@ impl Host {
         .unwrap_or(false)
     }
 
-    fn resolve(&self, connector: &Connector) -> Result<Vec<(PluginInfo, serde_json::Value)>, HostError> {
-        Ok(connector.transforms().iter().map(|t| Ok((self.registry().resolve(&t.plugin)?, t.config.clone()))).collect::<Result<_, RegistryError>>()?)
+    /// The transform chain `connector` names: each plugin version, and its config with its
+    /// references resolved (a reference that does not resolve is refused, naming it).
+    fn resolve(&self, connector: &Connector) -> Result<Stages, HostError> {
+        let resolved = resolve_connector(connector.config(), "connector", &self.shared.secrets).map_err(HostError::Invalid)?;
+        let steps = connector.transforms().iter().zip(resolved.transforms).map(|(t, config)| Ok((self.registry().resolve(&t.plugin)?, config)));
+        Ok(Stages { steps: steps.collect::<Result<_, RegistryError>>()?, scrub: resolved.scrub })
     }
 
     /// Publishes new stages for a running connector. With `wait`, waits until its task has
     /// switched (or refused, keeping the old versions). A switch that does not happen in
     /// time is withdrawn: the connector is asked to run its configured versions again, so
     /// what runs and what the configuration says never disagree.
-    async fn swap(&self, name: &str, stages: Vec<(PluginInfo, serde_json::Value)>, wait: bool) -> Result<(), HostError> {
+    async fn swap(&self, name: &str, stages: Stages, wait: bool) -> Result<(), HostError> {
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         let reply = Arc::new(Mutex::new(wait.then_some(tx)));
         let published = self.with(name, |r| match &r.run {
@@ -174,7 +180,7 @@ impl Host {
             let Ok(Some(following)) = self.with(&connector, |r| following_latest(r, name).cloned()) else { continue };
             match self.resolve(&following) {
                 Ok(stages) => {
-                    let labels: Vec<String> = stages.iter().map(|(i, _)| i.label()).collect();
+                    let labels: Vec<String> = stages.steps.iter().map(|(i, _)| i.label()).collect();
                     if self.with(&connector, |r| r.status.plugins() != labels).unwrap_or(false) {
                         // Without waiting: the outcome shows in the status and the events.
                         let _ = self.swap(&connector, stages, false).await;

@@ -3,7 +3,7 @@
 //! [`Host`] orchestrates; each concern has a module: the connector table and which action
 //! fits which state ([`table`]), the one validation every connector passes ([`rules`]),
 //! lifecycle changes ([`lifecycle`]), Kafka offsets ([`offsets`]), the state directory
-//! ([`persist`]) and the plugin catalogue ([`plugins`]).
+//! ([`persist`]), the plugin catalogue ([`plugins`]) and the secrets store ([`secrets`]).
 //!
 //! Lifecycle operations on one connector are serialised by that connector's own lock, so a
 //! slow stop (a batch finishing, a retry ending) never holds up another connector's pause.
@@ -14,6 +14,7 @@ mod offsets;
 mod persist;
 mod plugins;
 mod rules;
+mod secrets;
 mod table;
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,9 +25,10 @@ use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, ConnectorConfig, PluginName, SandboxConfig};
 use turnpike_kafka::{ensure_positions_topic, DEFAULT_POSITIONS_TOPIC};
 use turnpike_runtime::Runtime;
-use turnpike_state::{Lifecycle, StateStore};
+use turnpike_state::{Lifecycle, SecretStore, StateStore};
 
 pub use self::error::HostError;
+pub use self::secrets::SecretEntry;
 use self::table::{Definition, Entry, Run};
 use crate::events::Events;
 use crate::registry::PluginRegistry;
@@ -79,6 +81,7 @@ impl Host {
             kafka,
             events: Arc::new(Events::default()),
             positions_topic: DEFAULT_POSITIONS_TOPIC.to_owned(),
+            secrets: SecretStore::in_memory(),
         });
         Self {
             runtime,
@@ -109,8 +112,14 @@ impl Host {
         ensure_positions_topic(&self.shared.kafka, &self.shared.positions_topic).await;
     }
 
-    /// Saves plugin uploads and connector changes in `store` from now on.
+    /// Saves plugin uploads and connector changes in `store` from now on, and keeps secrets
+    /// there (`<state_dir>/secrets`; without a store they live in memory). Call before any
+    /// connector starts.
     pub fn persist_to(mut self, store: StateStore) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.secrets = store.secrets(),
+            None => tracing::error!("the state directory was given after connectors started; secrets stay in memory"),
+        }
         self.store = Some(store);
         self
     }

@@ -155,9 +155,21 @@ impl Host {
             // Its plugins are checked as written, so their problems come with the others.
             Err(_) => PluginChecks::as_written(config),
         };
-        let (labels, plugin_problems) = check_plugins(self.registry(), checks).await;
+        let (labels, plugin_problems) = check_plugins(self.registry(), checks, &self.shared.secrets).await;
         let mut problems = checked.err().unwrap_or_default();
-        problems.extend(plugin_problems);
+        let rules = problems.clone();
+        // A malformed reference is a rule's problem already; the plugin check finds it again.
+        problems.extend(plugin_problems.into_iter().filter(|p| !rules.contains(p)));
+        // A storage grant that is well formed is tried: the bucket exists and the keys work.
+        if let (Some(access), true) = (&config.storage, problems.is_empty()) {
+            let checked = match crate::storage::credentials(access, &self.shared.secrets) {
+                Ok((credentials, _)) => crate::storage::check(access, credentials).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = checked {
+                problems.extend(e.problems(&access.bucket));
+            }
+        }
         if problems.is_empty() {
             Ok(labels)
         } else {
@@ -165,11 +177,15 @@ impl Host {
         }
     }
 
-    /// Runs a transform plugin on sample records, in a fresh instance, with no broker.
+    /// Runs a transform plugin on sample records, in a fresh instance, with no broker. The
+    /// config's references are resolved as at a connector's start, and what they resolved to
+    /// is hidden in everything the answer holds.
     pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, HostError> {
         let info = self.registry().resolve(plugin)?;
+        let resolved = turnpike_config::resolve_at(config, "config", &self.shared.secrets).map_err(HostError::Invalid)?;
         let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
-        Ok(crate::dry_run::dry_run(&info, config, samples).await?)
+        let scrub = turnpike_runtime::Scrub::new(resolved.secret_values);
+        Ok(crate::dry_run::dry_run(&info, &resolved.value, &scrub, samples).await?)
     }
 }
 

@@ -11,9 +11,8 @@ use turnpike_config::{Connector, ConnectorConfig, ConnectorKind};
 use turnpike_state::Lifecycle;
 
 use super::HostError;
-use crate::registry::PluginInfo;
 use crate::status::{ConnectorStatus, LiveStatus};
-use crate::swap::SwapRequest;
+use crate::swap::{Stages, SwapRequest};
 
 /// One connector of the host.
 pub(super) struct Entry {
@@ -85,7 +84,7 @@ pub(super) struct Run {
 
 impl Run {
     /// Publishes a new generation of stages for the running task.
-    pub(super) fn publish(&self, stages: Vec<(PluginInfo, serde_json::Value)>, reply: crate::swap::Reply) {
+    pub(super) fn publish(&self, stages: Stages, reply: crate::swap::Reply) {
         let generation = self.swaps.borrow().generation + 1;
         self.swaps.send_replace(SwapRequest { generation, stages, reply });
     }

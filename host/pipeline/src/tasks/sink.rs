@@ -10,20 +10,22 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use turnpike_config::SinkStep;
+use turnpike_state::SecretStore;
 use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange};
 use turnpike_runtime::{
     input_len, CallError, ErrorKind, Fault, FaultClass, InputBatch, InstanceLabels, InstanceLimits, PluginError, RecordError, SinkInstance, TopicPartition,
 };
 
 use super::read_loop::{read_loop, ReadHooks};
-use crate::retry::{Attempt, Retry, RetryLog};
 use super::{finish, Exit, PauseHooks, TaskContext};
 use crate::batches::input_source;
 use crate::chain::ChainOutput;
 use crate::connector_state::ConnectorState;
 use crate::failures::{FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
+use crate::retry::{Attempt, Retry, RetryLog};
 use crate::status::{FaultInfo, LiveStatus};
+use crate::storage;
 
 pub(crate) struct SinkTask {
     pub(crate) cx: TaskContext,
@@ -32,6 +34,8 @@ pub(crate) struct SinkTask {
     pub(crate) step: SinkStep,
     pub(crate) plugin: PluginInfo,
     pub(crate) limits: InstanceLimits,
+    /// Where `storage.credentials` references are resolved, when the sink starts.
+    pub(crate) secrets: SecretStore,
 }
 
 /// What was written since the last flush, waiting for the next one.
@@ -59,9 +63,9 @@ struct Writer {
 
 impl SinkTask {
     pub(crate) async fn run(self) {
-        let Self { mut cx, consumer, step, plugin, limits } = self;
+        let Self { mut cx, consumer, step, plugin, limits, secrets } = self;
         let name = cx.connector.name().to_string();
-        let sink = match start(&mut cx, &step, &plugin, limits).await {
+        let sink = match start(&mut cx, &step, &plugin, limits, &secrets).await {
             Ok(sink) => sink,
             Err(fault) => return finish(&cx.status, &name, Exit::Failed(fault)),
         };
@@ -80,7 +84,14 @@ impl SinkTask {
 }
 
 /// Creates the sink instance and the chain's.
-async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, limits: InstanceLimits) -> Result<SinkInstance, FaultInfo> {
+async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut limits: InstanceLimits, secrets: &SecretStore) -> Result<SinkInstance, FaultInfo> {
+    if let Some(access) = &cx.connector.config().storage {
+        let (credentials, secret_values) = storage::credentials(access, secrets).map_err(|e| e.fault(&access.bucket))?;
+        limits.scrub = limits.scrub.and(secret_values);
+        let grant = storage::open(access, credentials).await.map_err(|e| e.fault(&access.bucket))?;
+        cx.status.set_bucket(grant.bucket().clone());
+        limits.storage = Some(grant);
+    }
     let labels = InstanceLabels { connector: cx.connector.name().to_string(), plugin: plugin.label() };
     let created = SinkInstance::create(&plugin.plugin, &step.config.to_string(), labels, limits).await;
     let sink = created.map_err(|e| FaultInfo::of_create(&e, &plugin.label(), &cx.status))?;
@@ -202,14 +213,22 @@ impl Writer {
             };
             return Err(FaultInfo::new(FaultClass::SinkFlush, format!("plugin {plugin} (sink) could not flush: {message}; offsets not committed")).into());
         }
+        // Objects the plugin handed over are written by the host: wait for them (outside the
+        // plugin's deadline) before anything they hold is committed.
+        if let Err(why) = self.sink.settle_storage().await {
+            return Err(FaultInfo::new(FaultClass::ObjectStore, format!("plugin {plugin} (sink): {why}; offsets not committed")).into());
+        }
         for delivery in std::mem::take(&mut self.unflushed.dead_letters) {
             delivery.wait().await.map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("dead-letter topic: {e}")))?;
         }
-        if let Err(e) = self.consumer.commit_off_thread(&self.unflushed.offsets, sync).await {
+        // A held partition (an object still open) is committed up to its hold only, and
+        // stays unflushed so the next interval flushes it again even if nothing new arrives.
+        let (commit, held) = self.unflushed.offsets.split_at_holds(&self.sink.take_holds());
+        if let Err(e) = self.consumer.commit_off_thread(&commit, sync).await {
             tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
         }
         LiveStatus::add(&cx.status.records_out, std::mem::take(&mut self.unflushed.written));
-        self.unflushed.offsets = Offsets::default();
+        self.unflushed.offsets = held;
         Ok(())
     }
 
@@ -223,6 +242,8 @@ impl Writer {
                 PartitionChange::Assigned(list) => (list, true),
                 PartitionChange::Revoked(list) => {
                     self.flush(cx, true).await?;
+                    // What a hold kept back is the next owner's to read: never commit it here.
+                    self.unflushed.offsets.forget(&list);
                     (list, false)
                 }
             };

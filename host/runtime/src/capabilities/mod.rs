@@ -15,6 +15,8 @@
 
 pub(crate) mod http;
 pub(crate) mod log;
+pub(crate) mod object_store;
+pub(crate) mod sink_progress;
 
 use wasmtime::component::Linker;
 use wasmtime_wasi_http::WasiHttpView;
@@ -46,11 +48,17 @@ pub(crate) trait Capability {
 pub(crate) trait CapabilityStates: WasiHttpView + Send + 'static {
     /// The `log` capability's state.
     fn log(&mut self) -> &mut log::LogState;
+    /// The `object-store` capability's state.
+    fn object_store(&mut self) -> &mut object_store::StoreState;
+    /// The `sink-progress` capability's state.
+    fn sink_progress(&mut self) -> &mut sink_progress::ProgressState;
 }
 
 /// Adds every capability's imports to `linker`. This is the one list of capabilities.
 pub(crate) fn add_to_linker<T: CapabilityStates>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     log::LogCapability::add_to_linker(linker)?;
     http::HttpCapability::add_to_linker(linker)?;
+    object_store::ObjectStoreCapability::add_to_linker(linker)?;
+    sink_progress::SinkProgressCapability::add_to_linker(linker)?;
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! nor pass for a host line (`line.rs`): a newline in plugin text would start a forged one; an
 //! escape sequence would reach the operator's terminal. `host.rs` is the import itself.
 //!
-//! Every plugin has it: there is nothing to grant.
+//! Every plugin has it: there is nothing to grant. What it is prepared with is what to hide:
+//! the connector's secret values are replaced by `***` in each line before anything else.
 
 mod host;
 mod line;
@@ -18,16 +19,18 @@ pub(crate) use state::LogState;
 use super::{Capability, CapabilityStates};
 use crate::bindings::transform::TransformPlugin;
 use crate::labels::InstanceLabels;
+use crate::scrub::Scrub;
 
 /// The `log` capability.
 pub(crate) struct LogCapability;
 
 impl Capability for LogCapability {
-    type Grant = ();
+    /// Not a permission: the secret values to hide from the instance's lines.
+    type Grant = Scrub;
     type State = LogState;
 
-    fn prepare(_grant: &(), labels: &InstanceLabels) -> LogState {
-        LogState::new(labels.clone())
+    fn prepare(scrub: &Scrub, labels: &InstanceLabels) -> LogState {
+        LogState::new(labels.clone(), scrub.clone())
     }
 
     /// Links the Turnpike world's imports: `log`, and the shared `types` interface, which

@@ -1,9 +1,10 @@
-//! What one instance's `log` keeps: the labels its lines carry, and its line rate with the
-//! count of lines it dropped.
+//! What one instance's `log` keeps: the labels its lines carry, the secret values its lines
+//! must not show, and its line rate with the count of lines it dropped.
 
 use std::time::{Duration, Instant};
 
 use crate::labels::InstanceLabels;
+use crate::scrub::Scrub;
 
 /// Lines a plugin instance may log per second; the rest are counted and reported as dropped.
 const LINES_PER_SECOND: u32 = 100;
@@ -14,12 +15,14 @@ const WINDOW: Duration = Duration::from_secs(1);
 pub(crate) struct LogState {
     /// Attached to every line the instance logs.
     pub(super) labels: InstanceLabels,
+    /// Replaced by `***` in every line.
+    pub(super) scrub: Scrub,
     pub(super) rate: LineRate,
 }
 
 impl LogState {
-    pub(super) fn new(labels: InstanceLabels) -> Self {
-        Self { labels, rate: LineRate::starting_at(Instant::now()) }
+    pub(super) fn new(labels: InstanceLabels, scrub: Scrub) -> Self {
+        Self { labels, scrub, rate: LineRate::starting_at(Instant::now()) }
     }
 }
 

@@ -1,0 +1,119 @@
+//! The secrets store as the API reaches it: store, list (never a value) and delete secrets,
+//! and check that a connector's references resolve before it is accepted.
+//!
+//! Deleting a secret a connector references is allowed: the connector keeps running with the
+//! value it started with, and fails (class `config`, naming the reference) at its next start
+//! until the secret is stored again.
+
+use std::time::SystemTime;
+
+use turnpike_config::{check_secret_value, referenced_secrets, ConnectorConfig, Problem, SecretName};
+
+use super::{Host, HostError};
+use crate::resolve::resolve_connector;
+
+/// A secret as the API lists it: never its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretEntry {
+    /// The name (`${secret:NAME}`).
+    pub name: String,
+    /// When it was last stored.
+    pub updated_at: SystemTime,
+    /// Connectors whose configuration references it.
+    pub used_by: Vec<String>,
+}
+
+impl Host {
+    /// Stores (creates or replaces) a secret. Running connectors keep the value they started
+    /// with; each gets the new one at its next start.
+    pub fn put_secret(&self, name: &SecretName, value: &str) -> Result<(), HostError> {
+        check_secret_value(value).map_err(|why| HostError::Invalid(vec![Problem::new("value", why)]))?;
+        self.shared.secrets.put(name, value).map_err(HostError::NotSaved)?;
+        tracing::info!(secret = %name, users = ?self.secret_users(name.as_str()), "secret stored");
+        Ok(())
+    }
+
+    /// Every secret, by name, with when it was stored and who references it.
+    pub fn secrets(&self) -> Result<Vec<SecretEntry>, HostError> {
+        let stored = self.shared.secrets.list().map_err(|e| HostError::Internal(format!("listing secrets: {e}")))?;
+        Ok(stored.into_iter().map(|s| SecretEntry { used_by: self.secret_users(&s.name), name: s.name, updated_at: s.updated_at }).collect())
+    }
+
+    /// Deletes a secret; `false` when there was none of that name.
+    pub fn delete_secret(&self, name: &SecretName) -> Result<bool, HostError> {
+        let existed = self.shared.secrets.delete(name).map_err(HostError::NotSaved)?;
+        let users = self.secret_users(name.as_str());
+        if existed && !users.is_empty() {
+            tracing::warn!(secret = %name, connectors = ?users, "secret deleted while connectors reference it; each fails at its next start until it is stored again");
+        }
+        Ok(existed)
+    }
+
+    /// Every problem [`Host::put_connector`] would report for `config`, and besides every
+    /// reference in its plugins' configs that does not resolve now (a secret not stored, a
+    /// variable the host lacks, a file it cannot read), at once. For the API: a connector
+    /// given there is refused rather than left to fail at start. Connectors of the host's
+    /// config file are not checked so, since their secrets may be stored only once the API
+    /// is up; they fail at start with the same problems.
+    pub fn check_connector(&self, config: &ConnectorConfig) -> Result<(), HostError> {
+        let mut problems = self.checked(config).err().unwrap_or_default();
+        if let Err(unresolved) = resolve_connector(config, "connector", &self.shared.secrets) {
+            // A malformed reference is one of the rules' problems already.
+            let new: Vec<Problem> = unresolved.into_iter().filter(|p| !problems.contains(p)).collect();
+            problems.extend(new);
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(HostError::Invalid(problems))
+        }
+    }
+
+    /// The connectors whose plugin configs reference secret `name`.
+    fn secret_users(&self, name: &str) -> Vec<String> {
+        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+        connectors
+            .iter()
+            .filter(|(_, r)| {
+                let c = r.definition.config();
+                let mut steps = c.source.iter().map(|s| &s.config).chain(c.transforms.iter().map(|t| &t.config)).chain(c.sink.iter().map(|s| &s.config));
+                steps.any(|config| referenced_secrets(config).contains(name))
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> Host {
+        Host::new(crate::Runtime::new().expect("engine"), Vec::new(), crate::SandboxConfig::default())
+    }
+
+    fn connector(yaml: &str) -> ConnectorConfig {
+        turnpike_config::HostConfig::parse_connector_yaml(yaml, "test").expect("parses")
+    }
+
+    #[test]
+    fn a_connector_is_refused_until_its_secret_is_stored_with_every_problem_at_once() {
+        let host = host();
+        let c = connector("name: s\ntopics: [a]\noutput_topic: b\nsink: {plugin: http-sink, config: {headers: {Authorization: 'Bearer ${secret:token}'}}}\n");
+        let Err(HostError::Invalid(problems)) = host.check_connector(&c) else { panic!("refused") };
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|p| p == r#"connector.sink.config.headers.Authorization: ${secret:token}: no secret named "token" (create it with PUT /v1/secrets/token)"#), "{text:#?}");
+        assert!(text.iter().any(|p| p.starts_with("connector.output_topic: a sink connector")), "the rules' problems come too: {text:#?}");
+
+        let name = SecretName::parse("token").unwrap();
+        host.put_secret(&name, "tok-abcdef").unwrap();
+        let fine = connector("name: s\ntopics: [a]\nsink: {plugin: http-sink, config: {headers: {Authorization: 'Bearer ${secret:token}'}}}\n");
+        assert!(host.check_connector(&fine).is_ok());
+        let listed = host.secrets().unwrap();
+        assert_eq!(listed.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["token"]);
+        assert!(matches!(host.put_secret(&name, ""), Err(HostError::Invalid(_))), "an empty value is refused");
+        assert!(host.delete_secret(&name).unwrap());
+        assert!(!host.delete_secret(&name).unwrap());
+        assert!(host.check_connector(&fine).is_err(), "refused again once deleted");
+    }
+}
