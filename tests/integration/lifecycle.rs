@@ -57,7 +57,7 @@ async fn pause_resume_stop_over_the_api_lose_nothing() -> anyhow::Result<()> {
     http_json(&host.admin, "POST", "/v1/connectors/life/resume", &json!({}))?;
     wait(&host, "life", "through 300 after a stop", |s| s["records_out"].as_u64() >= Some(300))?;
 
-    let out = consume_until(&topic_out, Duration::from_secs(60), |got| distinct_and_duplicates(got).0 >= 300).await?;
+    let out = consume_until(&topic_out, Duration::from_secs(60), distinct_keys_reach(300)).await?;
     assert_eq!(distinct_and_duplicates(&out).0, 300, "every record once paused, stopped and resumed");
     assert_eq!(http(&host.admin, "DELETE", "/v1/connectors/life")?.0, 204);
     assert_eq!(host.get("/v1/connectors/life")?.0, 404);

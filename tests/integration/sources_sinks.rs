@@ -33,7 +33,7 @@ async fn a_killed_source_resumes_from_its_last_stored_position_without_a_gap() -
     // A new host (new state directory: the position lives in Kafka) picks up from there.
     let mut second = HostProcess::start(&dir.join("second"), &config)?;
     second.wait_state("gen", "RUNNING", Duration::from_secs(120))?;
-    let all = consume_until(&out, Duration::from_secs(120), |got| distinct_and_duplicates(got).0 >= TOTAL).await?;
+    let all = consume_until(&out, Duration::from_secs(120), distinct_keys_reach(TOTAL)).await?;
     let (distinct, duplicates) = distinct_and_duplicates(&all);
     println!("source kill/restart: {TOTAL} records, {} read before the kill, {duplicates} duplicates after resuming", before_kill.len());
     assert_eq!(distinct, TOTAL, "no gap; log:\n{}", second.log_text());

@@ -206,6 +206,20 @@ fn text(bytes: Option<&[u8]>) -> String {
     String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned()
 }
 
+/// A stop condition for [`consume_until`]: `n` distinct keys read. It counts only what is new
+/// at each call (recounting everything per record made long reads quadratic: 20,000 records
+/// took minutes of the test's own CPU).
+pub fn distinct_keys_reach(n: usize) -> impl FnMut(&[(String, String)]) -> bool {
+    let (mut keys, mut counted) = (std::collections::HashSet::new(), 0);
+    move |got| {
+        for (k, _) in &got[counted..] {
+            keys.insert(k.clone());
+        }
+        counted = got.len();
+        keys.len() >= n
+    }
+}
+
 /// Counts records per key: `(distinct keys, duplicates)`.
 pub fn distinct_and_duplicates(records: &[(String, String)]) -> (usize, usize) {
     let mut seen: HashMap<&str, usize> = HashMap::new();

@@ -78,6 +78,9 @@ impl StorageAccess {
         if let Some(endpoint) = &self.endpoint {
             if let Err(why) = check_endpoint(endpoint) {
                 add("endpoint", why);
+            } else if self.credentials.is_none() && !is_loopback(endpoint) {
+                // The host's own AWS credentials sign for AWS; never for a store a connector names.
+                add("credentials", format!("required with `endpoint` {endpoint:?}: the host's AWS credentials are only used for AWS S3 (or a store on this machine); give `credentials` by reference"));
             }
         }
         if let Some(region) = &self.region {
@@ -141,6 +144,16 @@ fn check_prefix(prefix: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether a well-formed `endpoint` names this machine.
+fn is_loopback(endpoint: &str) -> bool {
+    let rest = endpoint.split_once("://").map_or(endpoint, |(_, r)| r).trim_end_matches('/');
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or(v6, |(h, _)| h),
+        None => rest.rsplit_once(':').map_or(rest, |(h, _)| h),
+    };
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 fn check_endpoint(endpoint: &str) -> Result<(), String> {
     let rest = endpoint.strip_prefix("https://").or_else(|| endpoint.strip_prefix("http://"));
     let Some(rest) = rest else {
@@ -174,6 +187,15 @@ mod tests {
         let keys: Vec<String> = g.problems("s").into_iter().map(|p| p.key).collect();
         let want = ["bucket", "prefix", "endpoint", "region", "max_buffered_mib", "credentials.secret_access_key", "credentials.session_token"];
         assert_eq!(keys, want.map(|k| format!("s.{k}")));
+    }
+
+    #[test]
+    fn the_host_chain_signs_only_for_aws_or_this_machine() {
+        assert!(grant("{bucket: b-1, endpoint: 'http://127.0.0.1:9000'}").problems("s").is_empty());
+        assert!(grant("{bucket: b-1, endpoint: 'http://[::1]:9000'}").problems("s").is_empty());
+        let keys: Vec<String> = grant("{bucket: b-1, endpoint: 'https://minio.example.com'}").problems("s").into_iter().map(|p| p.key).collect();
+        assert_eq!(keys, ["s.credentials"]);
+        assert!(grant("{bucket: b-1, endpoint: 'https://minio.example.com', credentials: {access_key_id: a, secret_access_key: '${secret:k}'}}").problems("s").is_empty());
     }
 
     #[test]

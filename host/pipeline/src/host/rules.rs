@@ -12,7 +12,8 @@ use super::{Host, HostError};
 impl Host {
     /// `config` validated, or every problem, each with its key: the connector's own rules,
     /// the operator's maxima, and the host's: internal topics are never a connector's output,
-    /// and no two connectors share a consumer group or a name that differs only in case.
+    /// and no two connectors share a consumer group, a name that differs only in case, or
+    /// overlapping storage prefixes in one bucket.
     pub(super) fn checked(&self, config: &ConnectorConfig) -> Result<Connector, Vec<Problem>> {
         let (validated, mut problems) = match Connector::validate(config.clone(), &self.sandbox, "connector") {
             Ok(connector) => (Some(connector), Vec::new()),
@@ -73,6 +74,17 @@ pub(super) fn host_rules(config: &ConnectorConfig, connectors: &BTreeMap<String,
     for (other, r) in connectors.iter().filter(|(other, _)| other.as_str() != name) {
         if r.definition.config().group_id() == group {
             problems.push(Problem::new("connector.group_id", format!("consumer group {group:?} is already used by connector {other:?}; each connector needs its own")));
+        }
+        // A connector's start aborts the uploads left open under its prefix: prefixes that
+        // overlap would abort each other's.
+        if let (Some(mine), Some(theirs)) = (&config.storage, &r.definition.config().storage) {
+            if mine.bucket == theirs.bucket && (mine.prefix.starts_with(&theirs.prefix) || theirs.prefix.starts_with(&mine.prefix)) {
+                let shown = |p: &str| if p.is_empty() { "the whole bucket".to_owned() } else { format!("{p:?}") };
+                problems.push(Problem::new(
+                    "connector.storage.prefix",
+                    format!("{} overlaps {} of connector {other:?} in bucket {:?}; give each connector a prefix of its own", shown(&mine.prefix), shown(&theirs.prefix), mine.bucket),
+                ));
+            }
         }
     }
     if let Some(other) = turnpike_state::case_collision(name, connectors.keys().map(String::as_str)) {

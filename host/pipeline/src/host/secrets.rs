@@ -69,15 +69,23 @@ impl Host {
         }
     }
 
-    /// The connectors whose plugin configs reference secret `name`.
+    /// The connectors whose plugin configs or storage credentials reference secret `name`.
     fn secret_users(&self, name: &str) -> Vec<String> {
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
         connectors
             .iter()
             .filter(|(_, r)| {
                 let c = r.definition.config();
+                // A sink that signs in with it fails its next start too once it is deleted.
+                let keys = c.storage.as_ref().and_then(|s| s.credentials.as_ref());
+                let in_keys = keys.is_some_and(|k| {
+                    [Some(&k.access_key_id), Some(&k.secret_access_key), k.session_token.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .any(|text| referenced_secrets(&serde_json::Value::String(text.clone())).contains(name))
+                });
                 let mut steps = c.source.iter().map(|s| &s.config).chain(c.transforms.iter().map(|t| &t.config)).chain(c.sink.iter().map(|s| &s.config));
-                steps.any(|config| referenced_secrets(config).contains(name))
+                in_keys || steps.any(|config| referenced_secrets(config).contains(name))
             })
             .map(|(n, _)| n.clone())
             .collect()

@@ -237,16 +237,26 @@ impl Writer {
     /// offsets of what was flushed; what was written since is flushed here, and may also be
     /// read again by the partitions' next owner (at least once, never lost).
     async fn partition_changes(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
-        for change in self.consumer.take_partition_changes() {
+        let changes = self.consumer.take_partition_changes();
+        for (i, change) in changes.iter().enumerate() {
             let (list, assigned) = match change {
-                PartitionChange::Assigned(list) => (list, true),
+                PartitionChange::Assigned(list) => (list.clone(), true),
                 PartitionChange::Revoked(list) => {
                     self.flush(cx, true).await?;
+                    // A partition given back in the same rebalance is read again from its
+                    // commit, and the batch already written may hold those records: the sink
+                    // keeps it (it sees the offsets go back and starts over from there). Only
+                    // the partitions really lost are forgotten and revoked.
+                    let regained = |tp: &(String, i32)| changes[i + 1..].iter().any(|c| matches!(c, PartitionChange::Assigned(l) if l.contains(tp)));
+                    let lost: Vec<(String, i32)> = list.iter().filter(|tp| !regained(tp)).cloned().collect();
                     // What a hold kept back is the next owner's to read: never commit it here.
-                    self.unflushed.offsets.forget(&list);
-                    (list, false)
+                    self.unflushed.offsets.forget(&lost);
+                    (lost, false)
                 }
             };
+            if list.is_empty() {
+                continue;
+            }
             let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
             let told = self.sink.partitions(&partitions, assigned).await;
             told.map_err(|e| match e {

@@ -117,12 +117,14 @@ impl S3Sink {
         self.keys.as_ref().ok_or_else(|| RecordError::fatal("s3-sink bug: no key prefix"))
     }
 
-    /// Aborts a partition's open objects when the host delivers an offset again (after a
-    /// rewind), so that the objects restart at the same offsets and so the same keys.
+    /// Aborts a partition's open objects when the host delivers an earlier offset again
+    /// (after a rewind), so that the objects restart at the same offsets and so the same keys.
+    /// The same offset twice in a row is not a rewind: a transform may make several records of
+    /// one input, and they share its offset (aborting then would lose the object's records).
     fn notice_rewind(&mut self, record: &Record<'_>) {
         let (topic, partition, offset) = (record.topic(), record.partition(), record.offset());
         let last = self.last_offsets.get(topic).and_then(|m| m.get(&partition)).copied();
-        if last.is_some_and(|last| offset <= last) {
+        if last.is_some_and(|last| offset < last) {
             log::warn(&format!("{topic}/{partition}: offset {offset} read again; its open objects start over"));
             self.drop_partition(topic, partition);
         }

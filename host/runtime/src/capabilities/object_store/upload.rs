@@ -1,9 +1,13 @@
 //! One object written in pieces. Bytes gather in a buffer until a part is full; the first
 //! full part starts a task that opens a multipart upload and uploads the parts it is sent, in
 //! order, while the plugin goes on. An object that never fills a part is written with one
-//! request at `complete`. Every buffered byte holds a permit of the connector's budget until
-//! the store has it. The task aborts the multipart upload when it fails or when it is told to
+//! request at `complete`. The task aborts the multipart upload when it fails or when it is told to
 //! stop (the plugin aborted or dropped the upload), so nothing is left behind.
+//!
+//! The connector's budget bounds the parts handed over and not yet uploaded: a full part
+//! waits for room, which frees as earlier parts reach the store, so a plugin writing faster
+//! than the store takes slows down; the part still being filled is not counted (each open
+//! object holds at most one), so many open objects can never starve each other.
 
 use std::sync::{Arc, OnceLock};
 
@@ -27,8 +31,9 @@ enum Piece {
 pub struct Upload {
     grant: StorageGrant,
     key: String,
+    /// Bytes of the part being filled (at most one part: not counted against the budget,
+    /// which bounds the parts waiting for the store).
     buffer: Vec<u8>,
-    permits: Option<OwnedSemaphorePermit>,
     /// The multipart task, once the first part was full.
     multipart: Option<(mpsc::UnboundedSender<Piece>, StoreTask)>,
     /// Set by the multipart task when it failed, so the plugin hears of it at its next call.
@@ -37,7 +42,7 @@ pub struct Upload {
 
 impl Upload {
     pub(crate) fn new(grant: StorageGrant, key: String) -> Self {
-        Self { grant, key, buffer: Vec::new(), permits: None, multipart: None, failure: Arc::new(OnceLock::new()) }
+        Self { grant, key, buffer: Vec::new(), multipart: None, failure: Arc::new(OnceLock::new()) }
     }
 
     /// Where the multipart task reports a failure (shared with the instance's state).
@@ -50,7 +55,8 @@ impl Upload {
         self.failure.get().map(String::as_str)
     }
 
-    /// Appends `chunk`, waiting for budget; hands full parts to the multipart task.
+    /// Appends `chunk`; each part that fills is handed to the multipart task once the
+    /// connector's budget has room for it (a wait only while earlier parts are uploading).
     pub(crate) async fn write(&mut self, chunk: &[u8]) -> Result<(), String> {
         if let Some(why) = self.failure() {
             return Err(why.to_owned());
@@ -59,13 +65,11 @@ impl Upload {
         while !rest.is_empty() {
             let room = self.grant.part_size - self.buffer.len();
             let (now, later) = rest.split_at(room.min(rest.len()));
-            let permit = acquire(&self.grant, now.len()).await;
-            merge(&mut self.permits, permit);
             self.buffer.extend_from_slice(now);
             rest = later;
             if self.buffer.len() == self.grant.part_size {
                 let part = Bytes::from(std::mem::take(&mut self.buffer));
-                let permits = self.permits.take().expect("a full buffer holds permits");
+                let permits = acquire(&self.grant, part.len()).await;
                 self.send(Piece::Part(part, permits))?;
             }
         }
@@ -78,7 +82,9 @@ impl Upload {
             return Err(why.to_owned());
         }
         let last = Bytes::from(std::mem::take(&mut self.buffer));
-        let permits = self.permits.take();
+        // The last bytes are at most one part: they go at once, beyond the budget if need be
+        // (waiting here could only wait on this connector's own earlier parts).
+        let permits = self.grant.budget.clone().try_acquire_many_owned(last.len().min(self.grant.budget_bytes) as u32).ok();
         match self.multipart.take() {
             Some((tx, task)) => {
                 let permits = permits.unwrap_or_else(|| empty_permit(&self.grant));
@@ -121,13 +127,6 @@ async fn acquire(grant: &StorageGrant, bytes: usize) -> OwnedSemaphorePermit {
 
 fn empty_permit(grant: &StorageGrant) -> OwnedSemaphorePermit {
     grant.budget.clone().try_acquire_many_owned(0).expect("zero permits are always there")
-}
-
-fn merge(held: &mut Option<OwnedSemaphorePermit>, more: OwnedSemaphorePermit) {
-    match held {
-        Some(p) => p.merge(more),
-        None => *held = Some(more),
-    }
 }
 
 /// The multipart upload of one object: opened at the first part, parts uploaded in order,

@@ -112,6 +112,15 @@ fn a_partition_read_again_starts_its_objects_over() {
 }
 
 #[test]
+fn records_sharing_an_offset_stay_in_their_object() {
+    // A transform that makes two records of one input gives the sink both at its offset.
+    let mut s = sink(r#"{"flush.size": 4}"#);
+    testing::write(&mut s, [n(0, 0), n(0, 1), n(0, 1), n(0, 2)]).unwrap();
+    assert!(testing::aborted_uploads().is_empty(), "nothing was read again: {:?}", testing::aborted_uploads());
+    assert_eq!(texts().get(&key(0, 0)).map(String::as_str), Some("{\"n\":0}\n{\"n\":1}\n{\"n\":1}\n{\"n\":2}\n"));
+}
+
+#[test]
 fn a_range_delivered_again_rewrites_the_same_object() {
     let mut first = sink(r#"{"flush.size": 4, "s3.compression.type": "gzip"}"#);
     testing::write(&mut first, (0..6).map(|o| n(0, o))).unwrap();
