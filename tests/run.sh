@@ -4,9 +4,12 @@
 # It installs what it needs (the wasm32-wasip2 target through rustup; Apache Kafka's jars from
 # Maven Central into .cache/; moto, the S3-compatible test server, and pyarrow from PyPI into
 # .cache/moto-venv; componentize-py from PyPI and componentize-js from npm into
-# .cache/toolchains, by the `turnpike plugin build` code itself), starts a real single-node
-# Kafka (KRaft) and moto on free loopback ports, runs every test, and stops both.
-# Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv) and Node.js with npm.
+# .cache/toolchains, by the `turnpike plugin build` code itself; the Debian packages postgresql
+# and mariadb-server with apt-get when their servers are missing), starts a real single-node
+# Kafka (KRaft), moto, PostgreSQL and MariaDB on free loopback ports, runs every test, and
+# stops them all.
+# Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv), Node.js with npm, and for
+# the databases Debian or Ubuntu with apt-get (run as root, or with sudo) unless installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,9 +26,13 @@ fi
 echo "==> real Apache Kafka (KRaft) on loopback"
 run_dir="$root/.cache/kafka-run"
 s3_run_dir="$root/.cache/moto-run"
+pg_run_dir="$root/.cache/pg-run"
+mysql_run_dir="$root/.cache/mariadb-run"
 tests/kafka/kafka.sh stop "$run_dir" || true
 tests/s3/moto.sh stop "$s3_run_dir" || true
-trap 'tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"' EXIT
+tests/sql/postgres.sh stop "$pg_run_dir" || true
+tests/sql/mariadb.sh stop "$mysql_run_dir" || true
+trap 'tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
 
@@ -35,8 +42,17 @@ echo "S3 at $s3_endpoint"
 # Tests that read objects back (Parquet with pyarrow) use moto's venv.
 s3_python="$(tests/s3/moto.sh python)"
 
+echo "==> PostgreSQL and MariaDB on loopback"
+postgres_url="$(tests/sql/postgres.sh start "$pg_run_dir")"
+echo "PostgreSQL at $postgres_url"
+mysql_url="$(tests/sql/mariadb.sh start "$mysql_run_dir")"
+echo "MariaDB at $mysql_url"
+
 echo "==> build"
-cargo build -p turnpike
+# Every target of the workspace at once, so dependencies are built once with the same
+# features the test run below unifies (building only `-p turnpike` first compiled some 55
+# crates, wasmtime and the AWS SDK among them, a second time).
+cargo build --workspace --all-targets
 
 echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspaces of their own)"
 (cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")
@@ -46,6 +62,7 @@ echo "==> the Python and JavaScript SDKs, natively"
 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/test/
 
-echo "==> host, SDK, runtime against real components, integration tests against Kafka and S3"
+echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
 TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
+  TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
   cargo test --workspace

@@ -12,6 +12,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ("pii-mask", "pii_mask", "masks personal data in JSON values"),
     ("datagen", "datagen", "source: JSON records from a field spec"),
     ("http-source", "http_source", "source: polls a JSON API"),
+    ("sql-source", "sql_source", "source: streams database tables (PostgreSQL, MySQL, MariaDB), JDBC-source modes"),
     ("http-sink", "http_sink", "sink: sends records to an HTTP endpoint"),
     ("s3-sink", "s3_sink", "sink: writes topics to S3 objects (JSON lines, bytes, Parquet)"),
 ];

@@ -18,4 +18,6 @@ mod shippable;
 mod sink_compat;
 mod sink_flush;
 mod sources_sinks;
+mod sql_source;
+mod sql_source_faults;
 mod state_compat;

@@ -1,6 +1,7 @@
 //! Test support: a real Kafka broker (started by `tests/run.sh`), unique topics, producing
 //! and consuming, and a real `turnpike` host process to start, query and kill; [`s3`] for
-//! the S3-compatible server beside the broker.
+//! the S3-compatible server beside the broker; [`sql`] for the PostgreSQL and MariaDB servers,
+//! [`sql_pipeline`] for `sql-source` connectors reading them.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -21,6 +22,8 @@ mod http_server;
 mod poison;
 mod relay;
 pub mod s3;
+pub mod sql;
+pub mod sql_pipeline;
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
 pub use relay::Relay;

@@ -15,6 +15,7 @@ const WIT: &[(&str, &str)] = &[
     ("source.wit", include_str!("../../../wit/source.wit")),
     ("sink.wit", include_str!("../../../wit/sink.wit")),
     ("object-store.wit", include_str!("../../../wit/object-store.wit")),
+    ("sql.wit", include_str!("../../../wit/sql.wit")),
     ("worlds.wit", include_str!("../../../wit/worlds.wit")),
 ];
 

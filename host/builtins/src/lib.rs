@@ -26,7 +26,7 @@ mod tests {
 
     #[test]
     fn every_builtin_is_an_embedded_component() {
-        assert_eq!(BUILTINS.len(), 6);
+        assert_eq!(BUILTINS.len(), 7);
         for b in BUILTINS {
             // The component-model preamble: magic, then version 0x0d with layer 1.
             assert_eq!(&b.wasm[..8], b"\0asm\x0d\0\x01\0", "{} is not a component", b.name);

@@ -5,6 +5,7 @@ mod author_cmds;
 mod client;
 mod demo_data;
 mod dev;
+mod generate;
 mod output;
 mod run;
 mod secret_cmds;
@@ -59,6 +60,8 @@ fn main() -> std::process::ExitCode {
     // The API commands are plain blocking HTTP calls: no async runtime needed.
     let command = match cli.command {
         Command::Plugin { command, api } => return exit(admin_cmds::plugin(command, &api)),
+        // `connector generate` talks to a database, not to the API: it runs on the runtime below.
+        cmd @ Command::Connector { command: admin_cmds::ConnectorCmd::Generate { .. }, .. } => cmd,
         Command::Connector { command, api } => return exit(admin_cmds::connector(command, &api)),
         Command::Secret { command, api } => return exit(secret_cmds::secret(command, &api)),
         host_command => host_command,
@@ -74,6 +77,7 @@ fn main() -> std::process::ExitCode {
         match command {
             Command::Run(args) => run::run(args).await,
             Command::Dev(args) => dev::dev(args).await,
+            Command::Connector { command: admin_cmds::ConnectorCmd::Generate { what }, .. } => generate::generate(what).await,
             Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } => unreachable!("handled above"),
         }
     });

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ranged::Ranged;
+use crate::database::DatabaseAccess;
 use crate::storage::StorageAccess;
 use crate::{ConnectorName, PluginRef, TopicName};
 
@@ -45,6 +46,10 @@ pub struct ConnectorConfig {
     /// Object storage the sink plugin may write to (sink connectors only). Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageAccess>,
+    /// The database the source plugin may query, read-only (source connectors only).
+    /// Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<DatabaseAccess>,
     /// Consumer group id; defaults to `turnpike-<name>` so each connector has its own group.
     /// Must start with `turnpike-` (so a connector cannot read or reset another
     /// application's group) and may not be another connector's group.

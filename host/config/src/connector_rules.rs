@@ -40,6 +40,14 @@ impl ConnectorConfig {
                 add(&p.key, p.message);
             }
         }
+        if let Some(database) = &self.database {
+            if kind != ConnectorKind::Source {
+                add("database", "only a source connector's plugin reads a database; remove `database`".into());
+            }
+            for p in database.problems("database") {
+                add(&p.key, p.message);
+            }
+        }
         let mut seen = BTreeSet::new();
         for (i, t) in self.topics.iter().enumerate() {
             if !seen.insert(t) {

@@ -11,6 +11,7 @@
 mod admin;
 mod connector;
 mod connector_rules;
+mod database;
 mod error;
 mod host;
 mod http_allow;
@@ -26,6 +27,7 @@ pub use connector::{
     TransformStep,
 };
 pub use connector_rules::GROUP_PREFIX;
+pub use database::{DatabaseAccess, DatabaseTls};
 pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
 pub use admin::{check_listen, AdminConfig, ApiLimits};

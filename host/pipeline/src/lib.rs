@@ -16,6 +16,7 @@ mod registry;
 mod resolve;
 mod retry;
 mod status;
+mod database;
 mod storage;
 mod supervisor;
 mod swap;
@@ -27,7 +28,7 @@ pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRe
 pub use events::{Event, EventKind, Events};
 pub use host::{Applied, Host, HostError, SecretEntry};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-pub use status::{ConnectorStatus, FaultInfo, StorageStatus};
+pub use status::{ConnectorStatus, DatabaseStatus, FaultInfo, StorageStatus};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: offsets as the API reports and resets them.

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Serialize;
-use turnpike_config::{ConnectorConfig, ConnectorKind};
+use turnpike_config::{ConnectorConfig, ConnectorKind, DatabaseTls};
 use turnpike_object_store::Bucket;
+use turnpike_sql::Database;
 use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
@@ -91,6 +92,24 @@ pub struct ConnectorStatus {
     /// The object storage granted to the sink (`storage`), never with its credentials.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage: Option<StorageStatus>,
+    /// The database granted to the source (`database`), never with its password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<DatabaseStatus>,
+}
+
+/// A source's database grant as the status shows it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct DatabaseStatus {
+    /// Where the database is (no password: the URL never holds one).
+    pub url: String,
+    /// The user the host signs in as.
+    pub user: String,
+    /// The granted tables, as written.
+    pub tables: Vec<String>,
+    /// `disable` or `require`.
+    pub tls: String,
+    /// Times a query had to reconnect to the database, in the current run.
+    pub reconnects: u64,
 }
 
 /// A sink's storage grant as the status shows it.
@@ -130,6 +149,7 @@ pub(crate) struct LiveStatus {
     state: Mutex<(ConnectorState, SystemTime, Option<FaultInfo>)>,
     /// The current run's store client, for its retry count.
     bucket: Mutex<Option<Arc<Bucket>>>,
+    database: Mutex<Option<Arc<Database>>>,
 }
 
 impl LiveStatus {
@@ -151,6 +171,7 @@ impl LiveStatus {
             swap_error: Mutex::new(None),
             state: Mutex::new((ConnectorState::Unassigned, SystemTime::now(), None)),
             bucket: Mutex::new(None),
+            database: Mutex::new(None),
         }
     }
 
@@ -193,6 +214,11 @@ impl LiveStatus {
     /// Keeps the current run's store client, whose retries the status shows.
     pub(crate) fn set_bucket(&self, bucket: Arc<Bucket>) {
         *self.bucket.lock().unwrap_or_else(|p| p.into_inner()) = Some(bucket);
+    }
+
+    /// Keeps the current run's database client, whose reconnects the status shows.
+    pub(crate) fn set_database(&self, database: Arc<Database>) {
+        *self.database.lock().unwrap_or_else(|p| p.into_inner()) = Some(database);
     }
 
     /// Records the outcome of a swap: `None` when it succeeded.
@@ -250,6 +276,17 @@ impl LiveStatus {
                 region: s.region.clone(),
                 credentials: if s.credentials.is_some() { "static" } else { "host chain" }.to_owned(),
                 retries: self.bucket.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |b| b.retries()),
+            }),
+            database: config.database.as_ref().map(|d| DatabaseStatus {
+                url: d.url.clone(),
+                user: d.user.clone(),
+                tables: d.tables.clone(),
+                tls: match d.effective_tls() {
+                    DatabaseTls::Disable => "disable",
+                    DatabaseTls::Require => "require",
+                }
+                .to_owned(),
+                reconnects: self.database.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |db| db.retries()),
             }),
         }
     }

@@ -186,6 +186,8 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
         scrub: Scrub::default(),
         // Opened when a sink connector starts (`storage::open`): it needs the network.
         storage: None,
+        // Opened when a source connector starts (`database::open`): it needs the network.
+        sql: None,
     }
 }
 
@@ -241,7 +243,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
             let mut step = source.clone();
             step.config = resolved.source.take().unwrap_or(step.config);
             let plugin = SourcePlugin { info, step, output_topic: output.topic.clone(), limits };
-            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone() })
+            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), secrets: shared.secrets.clone() })
         }
         Flow::Sink { sink, .. } => {
             let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink)?;

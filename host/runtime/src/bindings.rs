@@ -20,6 +20,8 @@ pub mod source {
         path: "../../wit",
         world: "source-plugin",
         exports: { default: async },
+        // Queries wait for the database, so the SQL imports are async.
+        imports: { "turnpike:plugin/sql": async },
         with: {
             "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
             "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,

@@ -75,6 +75,9 @@ fault_classes! {
     /// host's retries), or the store refused the connector's bucket or credentials; offsets
     /// were not committed.
     ObjectStore => "object_store",
+    /// The source's granted database refused the sign-in or could not be reached when the
+    /// connector started (a wrong password, an unknown database, no route).
+    Database => "database",
     /// The connector's configuration breaks a host rule or cannot be applied.
     Config => "config",
     /// A Kafka client failed.

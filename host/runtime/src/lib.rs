@@ -47,6 +47,7 @@ pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, Plugi
 pub use capabilities::http::HttpGrant;
 pub use capabilities::object_store::StorageGrant;
 pub use capabilities::sink_progress::Holds;
+pub use capabilities::sql::SqlGrant;
 pub use sink::SinkInstance;
 pub use source::SourceInstance;
 pub use source_batch::Polled;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::capabilities::http::HttpGrant;
 use crate::scrub::Scrub;
 use crate::capabilities::object_store::StorageGrant;
+use crate::capabilities::sql::SqlGrant;
 
 /// Limits one instance runs under.
 #[derive(Debug, Clone)]
@@ -30,6 +31,9 @@ pub struct InstanceLimits {
     /// The bucket and prefix a sink may write objects to (the `object-store` capability's
     /// grant). Default: none.
     pub storage: Option<StorageGrant>,
+    /// The database a source may query, read-only (the `sql` capability's grant). Default:
+    /// none.
+    pub sql: Option<SqlGrant>,
 }
 
 impl Default for InstanceLimits {
@@ -43,6 +47,7 @@ impl Default for InstanceLimits {
             http: HttpGrant::default(),
             scrub: Scrub::default(),
             storage: None,
+            sql: None,
         }
     }
 }

@@ -44,7 +44,8 @@ impl Sandbox {
         // Each epoch tick: yield to tokio so a long call never hogs a worker thread, and
         // interrupt the call once its deadline has passed.
         store.epoch_deadline_callback(|ctx| {
-            if Instant::now() >= ctx.data().deadline {
+            // Time the call spent waiting for its database is not the plugin's CPU time.
+            if Instant::now() >= ctx.data().deadline + ctx.data().sql.waited() {
                 Ok(UpdateDeadline::Interrupt)
             } else {
                 Ok(UpdateDeadline::Yield(1))
@@ -73,7 +74,9 @@ impl Sandbox {
         data.deadline = Instant::now() + limit;
         data.creating = creating;
         data.http.take_refusal();
-        limit + TIMEOUT_SLACK
+        data.sql.begin_call();
+        // The async timeout also leaves room for the database time a source may spend.
+        limit + TIMEOUT_SLACK + data.sql.grant.as_ref().map_or(Duration::ZERO, |g| g.per_call)
     }
 
     /// Classifies a call's outcome; a fault poisons the instance.

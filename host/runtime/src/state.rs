@@ -20,6 +20,7 @@ use crate::capabilities::http::{HttpCapability, HttpState};
 use crate::capabilities::log::{LogCapability, LogState};
 use crate::capabilities::object_store::{ObjectStoreCapability, StoreState};
 use crate::capabilities::sink_progress::{ProgressState, SinkProgressCapability};
+use crate::capabilities::sql::{SqlCapability, SqlState};
 use crate::capabilities::{Capability, CapabilityStates};
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
@@ -43,6 +44,7 @@ pub(crate) struct HostState {
     pub(crate) http: HttpState,
     pub(crate) store: StoreState,
     pub(crate) progress: ProgressState,
+    pub(crate) sql: SqlState,
 }
 
 impl HostState {
@@ -63,6 +65,7 @@ impl HostState {
             http: HttpCapability::prepare(&limits.http, labels),
             store: ObjectStoreCapability::prepare(&limits.storage, labels),
             progress: SinkProgressCapability::prepare(&(), labels),
+            sql: SqlCapability::prepare(&limits.sql, labels),
         }
     }
 }
@@ -91,6 +94,10 @@ impl CapabilityStates for HostState {
 
     fn sink_progress(&mut self) -> &mut ProgressState {
         &mut self.progress
+    }
+
+    fn sql(&mut self) -> &mut SqlState {
+        &mut self.sql
     }
 }
 

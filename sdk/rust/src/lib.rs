@@ -17,6 +17,15 @@
 //! records in complete objects. In `cargo test` the calls go to an in-memory store that
 //! [`testing::stored_objects`], [`testing::flush`] and [`testing::take_holds`] inspect.
 //!
+//! # SQL
+//! A [`Source`] may query the database its connector grants (`database:`) through [`sql`]:
+//! [`sql::dialect`], [`sql::tables`] (the granted tables, their columns and primary keys) and
+//! [`sql::query`] for one read-only query with parameters. The host holds the connection and
+//! the credentials, refuses anything but a query on a granted table, and caps the rows a query
+//! returns. Values come back as text ([`sql::RowSet`]) and go back as text ([`sql::Param`]),
+//! so a timestamp or a decimal used as a cursor round-trips exactly. In `cargo test` the calls
+//! go to the [`testing::FakeDatabase`] installed with [`testing::set_sql`].
+//!
 //! # Example
 //! ```
 //! use turnpike_sdk::prelude::*;
@@ -54,6 +63,7 @@ mod output;
 mod record;
 mod sink;
 mod source;
+pub mod sql;
 pub mod storage;
 pub mod testing;
 mod transform;

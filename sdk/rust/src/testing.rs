@@ -276,3 +276,19 @@ pub fn take_holds() -> Vec<Hold> {
 pub fn reset_storage() {
     crate::storage::fake::reset();
 }
+
+/// The database [`crate::sql`] calls go to in native tests.
+pub use crate::sql::fake::FakeDatabase;
+
+/// Makes `db` answer every [`crate::sql`] call on this thread (native tests only; inside the
+/// host the connector's `database` grant decides), replacing any set before.
+pub fn set_sql(db: FakeDatabase) {
+    crate::sql::fake::set(Some(db));
+}
+
+/// Withdraws the fake database: every [`crate::sql`] call fails with
+/// [`crate::sql::SqlError::NotGranted`], as on a connector without a `database` grant (the
+/// state before any [`set_sql`]).
+pub fn clear_sql() {
+    crate::sql::fake::set(None);
+}

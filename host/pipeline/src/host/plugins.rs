@@ -170,6 +170,16 @@ impl Host {
                 problems.extend(e.problems(&access.bucket));
             }
         }
+        // So is a database grant: the database answers and the password works.
+        if let (Some(access), true) = (&config.database, problems.is_empty()) {
+            let checked = match crate::database::check(access, &self.shared.secrets) {
+                Ok(check) => check.await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = checked {
+                problems.extend(e.problems(access));
+            }
+        }
         if problems.is_empty() {
             Ok(labels)
         } else {

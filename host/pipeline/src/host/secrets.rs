@@ -69,7 +69,8 @@ impl Host {
         }
     }
 
-    /// The connectors whose plugin configs or storage credentials reference secret `name`.
+    /// The connectors whose plugin configs, storage credentials or database password
+    /// reference secret `name`.
     fn secret_users(&self, name: &str) -> Vec<String> {
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
         connectors
@@ -78,12 +79,10 @@ impl Host {
                 let c = r.definition.config();
                 // A sink that signs in with it fails its next start too once it is deleted.
                 let keys = c.storage.as_ref().and_then(|s| s.credentials.as_ref());
-                let in_keys = keys.is_some_and(|k| {
-                    [Some(&k.access_key_id), Some(&k.secret_access_key), k.session_token.as_ref()]
-                        .into_iter()
-                        .flatten()
-                        .any(|text| referenced_secrets(&serde_json::Value::String(text.clone())).contains(name))
-                });
+                let key_texts = keys.into_iter().flat_map(|k| [Some(&k.access_key_id), Some(&k.secret_access_key), k.session_token.as_ref()]);
+                // A source that signs in to its database with it, likewise.
+                let password = c.database.as_ref().and_then(|d| d.password.as_ref());
+                let in_keys = key_texts.flatten().chain(password).any(|text| referenced_secrets(&serde_json::Value::String(text.clone())).contains(name));
                 let mut steps = c.source.iter().map(|s| &s.config).chain(c.transforms.iter().map(|t| &t.config)).chain(c.sink.iter().map(|s| &s.config));
                 in_keys || steps.any(|config| referenced_secrets(config).contains(name))
             })

@@ -7,11 +7,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ErrorTolerance, SourceStep, TopicName};
 use turnpike_kafka::read_position;
+use turnpike_state::SecretStore;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
 use crate::retry::{Attempt, Retry, RetryLog};
 use super::{drain, finish, produce, Exit, TaskContext};
 use crate::chain::route_refused;
+use crate::database;
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
 use crate::connector_state::ConnectorState;
 use crate::failures::{without, FailedRecord, ReadFrom};
@@ -23,6 +25,8 @@ pub(crate) struct SourceTask {
     pub(crate) plugin: SourcePlugin,
     pub(crate) kafka: Vec<(String, String)>,
     pub(crate) positions_topic: String,
+    /// Where the `database.password` reference is resolved, when the source starts.
+    pub(crate) secrets: SecretStore,
 }
 
 /// The source plugin and what its instance is made from, at start and after a fault.
@@ -68,6 +72,7 @@ impl SourceTask {
     /// Reads the last saved position and creates the source and the chain.
     async fn start(&mut self) -> Result<(Option<Vec<u8>>, SourceInstance), FaultInfo> {
         let (kafka, topic, name) = (self.kafka.clone(), self.positions_topic.clone(), self.cx.connector.name().to_string());
+        self.open_database().await?;
         let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name))
             .await
             .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("positions task: {e}")))?
@@ -75,6 +80,18 @@ impl SourceTask {
         let source = self.plugin.create(self.cx.connector.name().as_str(), &self.cx.status, position.as_deref()).await?;
         self.cx.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
         Ok((position, source))
+    }
+
+    /// Connects to the granted database, if any, and grants it to the source's instances.
+    async fn open_database(&mut self) -> Result<(), FaultInfo> {
+        let Some(access) = self.cx.connector.config().database.clone() else { return Ok(()) };
+        let (client, secret_values) = database::client(&access, &self.secrets).map_err(|e| e.fault(&access))?;
+        let limits = &mut self.plugin.limits;
+        limits.scrub = limits.scrub.and(secret_values);
+        let grant = database::open(&access, client).await.map_err(|e| e.fault(&access))?;
+        self.cx.status.set_database(grant.database().clone());
+        limits.sql = Some(grant);
+        Ok(())
     }
 
     async fn poll_loop(

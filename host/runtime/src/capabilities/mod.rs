@@ -17,6 +17,7 @@ pub(crate) mod http;
 pub(crate) mod log;
 pub(crate) mod object_store;
 pub(crate) mod sink_progress;
+pub(crate) mod sql;
 
 use wasmtime::component::Linker;
 use wasmtime_wasi_http::WasiHttpView;
@@ -52,6 +53,8 @@ pub(crate) trait CapabilityStates: WasiHttpView + Send + 'static {
     fn object_store(&mut self) -> &mut object_store::StoreState;
     /// The `sink-progress` capability's state.
     fn sink_progress(&mut self) -> &mut sink_progress::ProgressState;
+    /// The `sql` capability's state.
+    fn sql(&mut self) -> &mut sql::SqlState;
 }
 
 /// Adds every capability's imports to `linker`. This is the one list of capabilities.
@@ -60,5 +63,6 @@ pub(crate) fn add_to_linker<T: CapabilityStates>(linker: &mut Linker<T>) -> wasm
     http::HttpCapability::add_to_linker(linker)?;
     object_store::ObjectStoreCapability::add_to_linker(linker)?;
     sink_progress::SinkProgressCapability::add_to_linker(linker)?;
+    sql::SqlCapability::add_to_linker(linker)?;
     Ok(())
 }
