@@ -175,6 +175,16 @@ async fn refusals(dialect: Dialect) -> Result<()> {
         assert!(said.contains("the host refused the statement") && said.contains(*verb), "{verb}: refused, naming it: {failed}");
         assert_eq!(failed["records_out"], 0, "{failed}");
     }
+    // A write the guard cannot see (inside a function it does not know) is stopped by the
+    // read-only transaction every query runs in.
+    let wipe = match dialect {
+        Dialect::Postgres => "CREATE FUNCTION wipe_items() RETURNS integer LANGUAGE sql AS $$ DELETE FROM items; SELECT 1 $$",
+        Dialect::Mysql => "CREATE FUNCTION wipe_items() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM items; RETURN 1; END",
+    };
+    exec(&db, wipe).await?;
+    let (name, connector) = query("SELECT wipe_items() AS wiped");
+    let failed = put_failing(&mut host, &name, &connector)?;
+    assert!(message(&failed).to_ascii_lowercase().contains("read only") || message(&failed).to_ascii_lowercase().contains("read-only"), "the database refused the write: {failed}");
     assert_eq!(db.count("items").await?, 20, "no row deleted or added");
     assert_eq!(db.query_i64("SELECT COUNT(*) FROM items WHERE name = 'gone' OR id = 999").await?, 0, "no row changed");
 
