@@ -118,7 +118,7 @@ pub enum ConnectorCmd {
     /// Reads the database, not the admin API.
     Generate {
         #[command(subcommand)]
-        what: crate::generate::GenerateCmd,
+        what: Box<crate::generate::GenerateCmd>,
     },
 }
 

@@ -363,9 +363,10 @@ mod tests {
         let line = ["turnpike", "connector", "generate", "sql", "--url", "postgresql://db/shop", "--user", "app", "--password-env", "PW"];
         let more = ["--tables", "orders,customer_*", "--tables", "sales.*", "-f", "shop.yaml", "-o", "json"];
         let cli = crate::Cli::try_parse_from(line.iter().chain(&more)).unwrap();
-        let crate::Command::Connector { command: crate::admin_cmds::ConnectorCmd::Generate { what: GenerateCmd::Sql(args) }, .. } = cli.command else {
-            panic!("not `connector generate sql`");
+        let crate::Command::Connector { command: crate::admin_cmds::ConnectorCmd::Generate { what }, .. } = cli.command else {
+            panic!("not `connector generate`");
         };
+        let GenerateCmd::Sql(args) = *what;
         assert_eq!(args.tables, ["orders", "customer_*", "sales.*"]);
         assert_eq!(args.file.as_deref(), Some(Path::new("shop.yaml")));
         assert!(crate::Cli::try_parse_from(line.iter().chain(&["--password-file", "/p"])).is_err(), "one password source at most");

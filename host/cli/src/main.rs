@@ -77,7 +77,7 @@ fn main() -> std::process::ExitCode {
         match command {
             Command::Run(args) => run::run(args).await,
             Command::Dev(args) => dev::dev(args).await,
-            Command::Connector { command: admin_cmds::ConnectorCmd::Generate { what }, .. } => generate::generate(what).await,
+            Command::Connector { command: admin_cmds::ConnectorCmd::Generate { what }, .. } => generate::generate(*what).await,
             Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } => unreachable!("handled above"),
         }
     });

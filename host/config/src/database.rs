@@ -100,7 +100,7 @@ struct DatabaseUrl {
 
 fn parse_url(url: &str) -> Result<DatabaseUrl, String> {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!("{url:?} is not a URL; write `postgresql://host:5432/database` or `mysql://host:3306/database`"));
+        return Err("not a URL; write `postgresql://host:5432/database` or `mysql://host:3306/database`".into());
     };
     if !SCHEMES.contains(&scheme) {
         return Err(format!("scheme {scheme:?} is not one of {}", SCHEMES.join(", ")));
@@ -112,16 +112,19 @@ fn parse_url(url: &str) -> Result<DatabaseUrl, String> {
         }
         return Err(format!("holds the user {userinfo:?}; write it as `user:` instead"));
     }
-    let database = path.split(['?', '#']).next().unwrap_or("");
-    if database.is_empty() || database.contains('/') {
-        return Err(format!("{url:?} names no database; end it with `/<database name>`"));
+    if path.contains(['?', '#']) {
+        // Not echoed: options may hold a password (`?password=…`).
+        return Err("has options (after `?` or `#`); leave them out: TLS is set with `tls` and `ca_file`".into());
+    }
+    if path.is_empty() || path.contains('/') {
+        return Err(format!("names no database; end it with `/<database name>` (`{scheme}://{authority}/shop`)"));
     }
     let host = match authority.strip_prefix('[') {
         Some(v6) => v6.split_once(']').map_or(v6, |(h, _)| h),
         None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
     };
     if host.is_empty() {
-        return Err(format!("{url:?} names no host"));
+        return Err(format!("names no host; write `{scheme}://host:port/database`"));
     }
     if let Some((_, port)) = authority.rsplit_once(':').filter(|_| !authority.starts_with('[') || authority.contains("]:")) {
         if port.parse::<u16>().map_or(true, |p| p == 0) {
@@ -184,7 +187,8 @@ mod tests {
         for bad in ["postgresql://db:5432", "postgresql://db:5432/", "mysql://:3306/shop", "postgresql://db:99999/shop", "shop"] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
-        for good in ["postgres://db/shop", "mariadb://[::1]:3306/shop", "postgresql://db.internal:6432/shop?sslmode=x"] {
+        assert!(parse_url("postgresql://db:5432/shop?password=hunter2").is_err_and(|why| !why.contains("hunter2")), "options are refused, not echoed");
+        for good in ["postgres://db/shop", "mariadb://[::1]:3306/shop", "postgresql://db.internal:6432/shop"] {
             assert!(parse_url(good).is_ok(), "{good}");
         }
     }

@@ -15,7 +15,6 @@ use sqlparser::ast::{
 };
 use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 use crate::{Dialect, TableGrant};
 
@@ -32,7 +31,7 @@ const DENIED_FUNCTIONS: &str = "pg_stat_file pg_reload_conf pg_rotate_logfile pg
     master_pos_wait source_pos_wait";
 const DENIED_PREFIXES: &str = "pg_read_ pg_ls_ pg_file_ pg_sleep pg_advisory_ pg_try_advisory_ \
     pg_logical_ pg_replication_ pg_create_ pg_drop_ pg_stat_reset lo_ dblink query_to_xml \
-    table_to_xml cursor_to_xml schema_to_xml database_to_xml";
+    table_to_xml cursor_to_xml schema_to_xml database_to_xml ts_stat ts_rewrite";
 
 /// Words between `CREATE`/`DROP`/`ALTER` and the kind of object, skipped when naming a verb.
 const MODIFIERS: &[&str] = &[
@@ -52,6 +51,7 @@ pub fn check_statement(
         Dialect::Postgresql => &POSTGRESQL,
         Dialect::Mysql => &MYSQL,
     };
+    refuse_hidden_text(dialect, statement)?;
     let statements = Parser::parse_sql(parser_dialect, statement).map_err(|error| {
         format!(
             "the statement does not parse as {}: {}",
@@ -59,9 +59,6 @@ pub fn check_statement(
             parser_message(&error)
         )
     })?;
-    if matches!(dialect, Dialect::Mysql) {
-        refuse_executable_comments(parser_dialect, statement)?;
-    }
     let [only] = statements.as_slice() else {
         return Err(format!(
             "one statement per query; found {}",
@@ -100,28 +97,26 @@ fn parser_message(error: &ParserError) -> String {
     }
 }
 
-/// MySQL and MariaDB run the text of `/*! … */` and `/*M! … */` comments, which the parser
-/// skips as comments: what they hold would reach the database unchecked.
-fn refuse_executable_comments(
-    parser_dialect: &dyn sqlparser::dialect::Dialect,
-    statement: &str,
-) -> Result<(), String> {
-    let tokens = Tokenizer::new(parser_dialect, statement)
-        .tokenize()
-        .map_err(|error| format!("the statement does not parse as MySQL: {error}"))?;
-    let executable = tokens.iter().any(|token| match token {
-        Token::Whitespace(Whitespace::MultiLineComment(text)) => text
-            .strip_prefix(|c: char| c == 'M' || c == 'm')
-            .unwrap_or(text.as_str())
-            .starts_with('!'),
-        _ => false,
-    });
-    if executable {
-        return Err(
-            "executable comments (`/*! … */`) are refused: MySQL runs what they hold, unchecked; \
-             write it as plain SQL"
-                .to_owned(),
-        );
+/// Text the parser and the database could read differently is refused outright, anywhere in
+/// the statement, strings included: comments (`--`, `/* */`, MySQL's `#`: MySQL ends a `--`
+/// comment at a tab the parser does not, PostgreSQL cuts an operator at a `/*` the parser
+/// keeps, and MySQL runs `/*! … */` and honours `/*+ … */` hints, both skipped by the parser)
+/// and PostgreSQL's `U&` escapes (names the parser never decodes). Scanning the raw text,
+/// without deciding where strings end, leaves no disagreement to exploit; a value holding
+/// such characters goes in as a parameter.
+fn refuse_hidden_text(dialect: Dialect, statement: &str) -> Result<(), String> {
+    let mut found = vec!["--", "/*", "*/"];
+    if matches!(dialect, Dialect::Mysql) {
+        found.push("#");
+    }
+    if let Some(seq) = found.into_iter().find(|seq| statement.contains(seq)) {
+        return Err(format!(
+            "`{seq}` is refused anywhere in a query (comments could hide text from the host's check);              remove comments, and pass a value holding `{seq}` as a parameter"
+        ));
+    }
+    let upper = statement.to_ascii_uppercase();
+    if matches!(dialect, Dialect::Postgresql) && (upper.contains("U&'") || upper.contains("U&\"")) {
+        return Err("`U&` escapes are refused in a query (they could hide a name from the host's check); write names and values plainly, or pass values as parameters".to_owned());
     }
     Ok(())
 }
@@ -231,8 +226,12 @@ impl Guard<'_> {
             .enumerate()
             .find(|(_, cte)| std::ptr::eq(cte.body, query))
             .map(|(index, cte)| (index, cte.written.clone()));
+        // In a recursive WITH, PostgreSQL and MariaDB let each body see every CTE; MySQL only
+        // its own name and the earlier ones (a later name there is the table of that name).
+        let mysql = matches!(self.dialect, Dialect::Mysql);
         parent.visible = match &found {
             Some((index, _)) if !parent.recursive => *index,
+            Some((index, _)) if mysql => *index + 1,
             _ => parent.ctes.len(),
         };
         found.map(|(_, name)| name)

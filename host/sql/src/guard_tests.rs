@@ -248,14 +248,38 @@ fn mysql_into_outfile_is_refused() {
 }
 
 #[test]
-fn mysql_executable_comments_are_refused() {
-    refused(
-        mysql("SELECT * FROM orders /*! ; DELETE FROM orders */"),
-        "executable comments",
-    );
-    refused(mysql("SELECT * FROM orders /*M!100000 , secrets */"), "executable comments");
-    assert_eq!(mysql("SELECT * FROM orders /* a plain comment */"), Ok(()));
-    assert_eq!(pg("SELECT * FROM orders /*! a plain comment in PostgreSQL */"), Ok(()));
+fn comments_are_refused_anywhere_since_parser_and_database_may_end_them_differently() {
+    // MySQL runs these; the parser skips them.
+    refused(mysql("SELECT * FROM orders /*! ; DELETE FROM orders */"), "`/*` is refused");
+    refused(mysql("SELECT * FROM orders /*M!100000 , secrets */"), "`/*` is refused");
+    // An optimizer hint that lifts the statement timeout.
+    refused(mysql("SELECT /*+ MAX_EXECUTION_TIME(86400000) */ COUNT(*) FROM orders"), "`/*` is refused");
+    // MySQL ends `--` at a tab; the parser reads on, into what looks like a string.
+    refused(mysql("SELECT 1 --\t'\n, secret FROM hr.salaries #'"), "`--` is refused");
+    refused(mysql("SELECT * FROM orders WHERE 1 = 1 # , secrets"), "`#` is refused");
+    // PostgreSQL cuts the operator `</*` at the comment; the parser keeps it whole.
+    refused(pg("SELECT 1 </* -- */ 2, s.* FROM hr.salaries s\nx"), "is refused");
+    refused(pg("SELECT * FROM orders -- , secrets"), "`--` is refused");
+    // Strings too: where a string ends is exactly what the two could disagree on.
+    refused(pg("SELECT * FROM orders WHERE note = 'a--b'"), "as a parameter");
+    assert_eq!(pg("SELECT * FROM orders WHERE note = $1"), Ok(()));
+    assert_eq!(mysql("SELECT * FROM orders WHERE color <> ?"), Ok(()));
+}
+
+#[test]
+fn postgresql_unicode_escapes_are_refused() {
+    refused(pg("SELECT U&\"query\\005fto\\005fxml\"('select * from hr.salaries', true, false, '')"), "`U&` escapes");
+    refused(pg("SELECT * FROM orders WHERE name = u&'\\0041'"), "`U&` escapes");
+}
+
+#[test]
+fn a_mysql_recursive_cte_cannot_name_a_later_cte_to_reach_a_table() {
+    refused(mysql("WITH RECURSIVE a AS (SELECT * FROM secrets), secrets AS (SELECT 1) SELECT * FROM a"), "\"shop.secrets\"");
+}
+
+#[test]
+fn postgresql_functions_that_run_query_text_are_refused() {
+    refused(pg("SELECT ts_stat('SELECT to_tsvector(ssn) FROM hr.salaries')"), "ts_stat");
 }
 
 #[test]

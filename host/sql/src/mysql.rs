@@ -57,7 +57,10 @@ impl MySession {
         } else {
             format!("SESSION max_execution_time = {}", target.statement_timeout_ms())
         };
-        conn.query_drop(format!("SET SESSION time_zone = '+00:00', {timeout}")).await.map_err(connect)?;
+        // Quotes and backslashes as the guard reads them (MySQL's defaults), whatever the
+        // server's sql_mode says: `"` a string, `\` an escape. (`ANSI` includes ANSI_QUOTES.)
+        let sql_mode = "TRIM(BOTH ',' FROM REPLACE(REPLACE(REPLACE(REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',ANSI_QUOTES,', ','), ',NO_BACKSLASH_ESCAPES,', ','), ',ANSI,', ','), ',,', ','))";
+        conn.query_drop(format!("SET SESSION time_zone = '+00:00', {timeout}, SESSION sql_mode = {sql_mode}")).await.map_err(connect)?;
         tracing::debug!(database = %target.shown, mariadb, "mysql session ready");
         Ok(MySession { conn, usable: true })
     }

@@ -160,7 +160,7 @@ fn from_float(value: f64, ty: &Type) -> Option<PgValue> {
 /// `value` as an `i64` when it is a whole number in range.
 fn whole(value: f64) -> Option<i64> {
     // 2^63 is exactly representable; anything from it up does not fit an i64.
-    let in_range = value >= -9_223_372_036_854_775_808.0 && value < 9_223_372_036_854_775_808.0;
+    let in_range = (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&value);
     (value.is_finite() && value.fract() == 0.0 && in_range).then_some(value as i64)
 }
 

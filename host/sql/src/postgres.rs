@@ -78,7 +78,10 @@ impl PgSession {
             }
         };
         let setup = format!(
-            "SET TIME ZONE 'UTC'; SET default_transaction_read_only = on; SET statement_timeout = '{}ms'",
+            // The guard reads unqualified names as `public.…` and strings in standard form:
+            // the session must agree with it, whatever the role or database defaults say.
+            "SET TIME ZONE 'UTC'; SET default_transaction_read_only = on; SET statement_timeout = '{}ms'; \
+             SET search_path = public; SET standard_conforming_strings = on",
             target.statement_timeout_ms()
         );
         client.batch_execute(&setup).await.map_err(|error| classify(&error, target))?;

@@ -113,10 +113,6 @@ impl Session {
 /// A session in the slot.
 struct Live {
     session: Session,
-    /// Set while a call runs on the session. Still set when the next call comes means the
-    /// last one was cancelled midway (its caller stopped waiting): the connection may hold
-    /// an open transaction or half-read rows, so it is remade rather than trusted.
-    busy: bool,
 }
 
 /// The session slot of one database, with what it takes to fill it.
@@ -169,34 +165,30 @@ impl Connector {
         }
     }
 
-    /// One attempt: connect if needed, run, and drop the session when it failed or the
-    /// backend gave it up.
+    /// One attempt: connect if needed, run, and keep the session only when it is still good.
+    /// The session is taken out of the slot while it runs, so a call cancelled midway (its
+    /// caller stopped waiting) drops it, closing the connection with whatever transaction or
+    /// half-read rows it held, rather than leaving it open until some next call.
     async fn attempt(&self, slot: &mut Option<Live>, op: &Op<'_>) -> Result<Done, Fault> {
-        if slot.as_ref().is_some_and(|live| live.busy) {
-            tracing::debug!(database = %self.target.shown, "the last call was cancelled midway, reconnecting");
-            *slot = None;
-        }
-        if slot.is_none() {
-            let session = Session::open(&self.target, self.pg_tls.as_ref()).await?;
-            tracing::debug!(database = %self.target.shown, "database session opened");
-            *slot = Some(Live { session, busy: false });
-        }
-        let Some(live) = slot.as_mut() else {
-            return Err(Fault::Connection("the session was not kept".to_owned()));
+        let mut live = match slot.take() {
+            Some(live) => live,
+            None => {
+                let session = Session::open(&self.target, self.pg_tls.as_ref()).await?;
+                tracing::debug!(database = %self.target.shown, "database session opened");
+                Live { session }
+            }
         };
         let limit = self.target.statement_timeout.saturating_mul(2).saturating_add(ATTEMPT_MARGIN);
-        live.busy = true;
         let outcome = match tokio::time::timeout(limit, live.session.run(&self.target, op)).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Fault::Connection(format!("no answer within {:.1} s", limit.as_secs_f64()))),
         };
-        live.busy = false;
         let keep = match &outcome {
             Ok(_) | Err(Fault::Final(_)) => live.session.usable(),
             Err(Fault::Fatal(_) | Fault::Connection(_)) => false,
         };
-        if !keep {
-            *slot = None;
+        if keep {
+            *slot = Some(live);
         }
         outcome
     }
