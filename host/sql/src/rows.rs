@@ -60,34 +60,41 @@ impl RowSetBuilder {
 /// round-trip digits) between 1e-7 and 1e21, exponent form outside, where `Display` would
 /// write dozens of zeros; `NaN`, `inf`, `-inf` for the special values.
 pub(crate) fn float_text(value: f64) -> String {
-    if value.is_nan() {
-        return "NaN".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let magnitude = value.abs();
-    if magnitude == 0.0 || (1e-7..1e21).contains(&magnitude) {
-        format!("{value}")
-    } else {
-        format!("{value:e}")
+    match FloatForm::of(value) {
+        FloatForm::Special(text) => text.to_owned(),
+        FloatForm::Plain => format!("{value}"),
+        FloatForm::Exponent => format!("{value:e}"),
     }
 }
 
 /// [`float_text`] for a single-precision value: the shortest text that reads back as the
 /// same `f32` (widening it to `f64` first would print digits the column never held).
 pub(crate) fn float32_text(value: f32) -> String {
-    if value.is_nan() {
-        return "NaN".to_owned();
+    match FloatForm::of(f64::from(value)) {
+        FloatForm::Special(text) => text.to_owned(),
+        FloatForm::Plain => format!("{value}"),
+        FloatForm::Exponent => format!("{value:e}"),
     }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let magnitude = value.abs();
-    if magnitude == 0.0 || (1e-7..1e21).contains(&magnitude) {
-        format!("{value}")
-    } else {
-        format!("{value:e}")
+}
+
+/// How a float is written, the same for both widths (only the digits printed differ).
+enum FloatForm {
+    Special(&'static str),
+    Plain,
+    Exponent,
+}
+
+impl FloatForm {
+    fn of(value: f64) -> Self {
+        if value.is_nan() {
+            FloatForm::Special("NaN")
+        } else if value.is_infinite() {
+            FloatForm::Special(if value > 0.0 { "inf" } else { "-inf" })
+        } else if value == 0.0 || (1e-7..1e21).contains(&value.abs()) {
+            FloatForm::Plain
+        } else {
+            FloatForm::Exponent
+        }
     }
 }
 
