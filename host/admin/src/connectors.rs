@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -12,6 +12,7 @@ use turnpike_config::{ConfigError, ConnectorConfig, HostConfig};
 use turnpike_pipeline::PartitionOffsets;
 use turnpike_pipeline::{Applied, ConnectorStatus, Host, HostError};
 
+use crate::auth::Principal;
 use crate::error::ApiError;
 
 /// A connector as the API shows it: its status, and its configuration with secrets hidden.
@@ -50,10 +51,11 @@ pub struct ConnectorList {
 
 /// `GET /v1/connectors[?state=S]`.
 #[utoipa::path(get, path = "/v1/connectors", tag = "connectors", params(ListParams), responses((status = 200, body = ConnectorList)))]
-pub async fn list(State(host): State<Arc<Host>>, Query(params): Query<ListParams>) -> Json<ConnectorList> {
+pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Query(params): Query<ListParams>) -> Json<ConnectorList> {
     let connectors = host
         .statuses()
         .into_iter()
+        .filter(|s| caller.is_admin() || host.connector_team(&s.name).is_some_and(|owner| caller.sees(owner.as_ref())))
         .filter(|s| params.state.as_deref().is_none_or(|want| serde_json::to_value(s.state).is_ok_and(|v| v.as_str() == Some(want))))
         .collect();
     Json(ConnectorList { connectors })
@@ -81,8 +83,8 @@ fn config_error(e: ConfigError) -> ApiError {
 /// switched to it between two batches. A chain that cannot start is `422` (`swap_failed`);
 /// the connector keeps running what it ran.
 #[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
-pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let config = parse_body(&host, &name, &body)?;
+pub async fn put(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let config = parse_body(&host, &caller, &name, &body)?;
     // Refused here, every problem at once, rather than left to fail at start: a reference to a
     // secret not stored (or a variable or file the host lacks) is a mistake of this request.
     host.check_connector(&config)?;
@@ -94,11 +96,19 @@ pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: 
     Ok((status, Json(answer)))
 }
 
-/// Parses a connector body as `PUT` and `validate` take it (the host checks the rules).
-/// A redaction marker where `GET` showed one stands for the stored secret, so a configuration
-/// read, edited and sent back keeps its real credentials; a marker with nothing stored
-/// behind it is refused.
-fn parse_body(host: &Host, name: &str, body: &[u8]) -> Result<ConnectorConfig, ApiError> {
+/// Parses a connector body as `PUT` and `validate` take it (the host checks the rules), owned
+/// by the caller's team (an admin may name one; a body without `team` keeps the stored
+/// connector's). A redaction marker where `GET` showed one stands for the stored secret, so
+/// a configuration read, edited and sent back keeps its real credentials; a marker with
+/// nothing stored behind it is refused.
+fn parse_body(host: &Host, caller: &Principal, name: &str, body: &[u8]) -> Result<ConnectorConfig, ApiError> {
+    let mut config = parse_document(host, name, body)?;
+    let asked = config.team.take();
+    config.team = caller.owner_for(asked, || host.connector_team(name).flatten())?;
+    Ok(config)
+}
+
+fn parse_document(host: &Host, name: &str, body: &[u8]) -> Result<ConnectorConfig, ApiError> {
     let mut document: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not JSON: {e}")))?;
     let object = document
@@ -165,8 +175,8 @@ fn same_destinations(incoming: &serde_json::Value, stored: &serde_json::Value) -
 /// `POST /v1/connectors/{name}/validate` with a connector as for `PUT`: checks everything
 /// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
 #[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
-pub async fn validate(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
-    let config = parse_body(&host, &name, &body)?;
+pub async fn validate(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
+    let config = parse_body(&host, &caller, &name, &body)?;
     let plugins = host.validate_connector(&config).await?;
     Ok(Json(serde_json::json!({ "valid": true, "plugins": plugins })))
 }

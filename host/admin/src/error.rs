@@ -52,6 +52,7 @@ impl From<HostError> for ApiError {
             HostError::Plugin(_) => Self::new(StatusCode::NOT_FOUND, "plugin_not_found", detail),
             HostError::Load { source, .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, source.class().as_str(), detail),
             HostError::VersionExists(_) => Self::new(StatusCode::CONFLICT, "version_exists", detail),
+            HostError::NameTaken(_) => Self::new(StatusCode::CONFLICT, "name_taken", detail),
             HostError::InUse { .. } => Self::new(StatusCode::CONFLICT, "plugin_in_use", detail),
             HostError::DryRun(DryRunError::TooMany(_)) => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_many_samples", detail),
             HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Config { key, .. })) => {

@@ -57,7 +57,8 @@ impl Guard {
             // A configured name without a port is accepted on any port (a proxy may map it).
             hosts.push(name);
         }
-        let mut origins: Vec<String> = hosts.iter().filter(|h| h.contains(':')).map(|h| format!("http://{h}")).collect();
+        let scheme = if config.tls.is_some() { "https" } else { "http" };
+        let mut origins: Vec<String> = hosts.iter().filter(|h| h.contains(':')).map(|h| format!("{scheme}://{h}")).collect();
         origins.extend(config.origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()));
         Self {
             hosts,

@@ -3,6 +3,7 @@
 //! JSON everywhere; errors are `{"error": ..., "detail": ...}` with a status that says whose
 //! fault it is.
 
+pub mod auth;
 mod connectors;
 mod error;
 mod events;
@@ -13,6 +14,8 @@ mod plugins;
 mod redact;
 mod secrets;
 mod serve;
+mod tls;
+mod tokens;
 
 use std::sync::Arc;
 
@@ -23,24 +26,37 @@ use axum::{Json, Router};
 use turnpike_pipeline::Host;
 
 use crate::error::ApiError;
+pub use crate::auth::{Auth, Principal};
 pub use crate::guard::Guard;
 pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
 pub use crate::serve::{serve, ServeLimits};
+pub use crate::tls::{load_tls, TlsError};
 pub use turnpike_config::AdminConfig;
 
-/// The API's routes, over a running host, with the default settings (loopback on port 8080).
+/// The API's routes, over a running host, with the default settings (loopback on port 8080,
+/// no authentication).
 pub fn router(host: Arc<Host>) -> Router {
     router_with(host, &AdminConfig::default())
 }
 
 /// The API's routes with the default settings but another upload cap (for tests).
 pub fn router_with_upload_cap(host: Arc<Host>, max_upload_bytes: usize) -> Router {
-    routes(host, &AdminConfig::default(), max_upload_bytes)
+    routes(host, &AdminConfig::default(), max_upload_bytes, Auth::off())
 }
 
 /// The API's routes as `config` says: which hosts and origins it answers, and its body caps.
+/// With `config.auth` this takes tokens from an empty in-memory store, which no one can
+/// pass: use [`router_secured`] to give the host's.
 pub fn router_with(host: Arc<Host>, config: &AdminConfig) -> Router {
-    routes(host, config, (config.limits.max_upload_mib.get() as usize) << 20)
+    let auth = if config.auth { Auth::tokens(turnpike_state::TokenStore::in_memory()) } else { Auth::off() };
+    routes(host, config, (config.limits.max_upload_mib.get() as usize) << 20, auth)
+}
+
+/// The API's routes as `config` says, authenticating callers with `tokens` when
+/// `config.auth` is on.
+pub fn router_secured(host: Arc<Host>, config: &AdminConfig, tokens: turnpike_state::TokenStore) -> Router {
+    let auth = if config.auth { Auth::tokens(tokens) } else { Auth::off() };
+    routes(host, config, (config.limits.max_upload_mib.get() as usize) << 20, auth)
 }
 
 /// The connection bounds for serving the API as `config` says.
@@ -51,8 +67,9 @@ pub fn serve_limits(config: &AdminConfig) -> ServeLimits {
     }
 }
 
-fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize) -> Router {
+fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: Auth) -> Router {
     let guard = Arc::new(Guard::new(config));
+    let layer = Arc::new(auth::AuthLayer { host: host.clone(), auth });
     // JSON bodies are small; only a component upload may be large (a route's own limit
     // overrides the router-wide one).
     let upload = post(plugins::upload).layer(DefaultBodyLimit::max(max_upload_bytes));
@@ -76,8 +93,13 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize) -> Rou
         .route("/v1/plugins/{name}/{version}/test", post(plugins::dry_run))
         .route("/v1/secrets", get(secrets::list))
         .route("/v1/secrets/{name}", axum::routing::put(secrets::put).delete(secrets::delete))
+        .route("/v1/tokens", get(tokens::list).post(tokens::create))
+        .route("/v1/tokens/{id}", delete(tokens::revoke))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(guard.max_json_body()))
+        // Inside the guard: a request from a foreign host or origin is refused before its
+        // token is even looked at.
+        .layer(axum::middleware::from_fn_with_state(layer, auth::authorize))
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
         .with_state(host)
 }
@@ -88,7 +110,7 @@ async fn healthz() -> Json<serde_json::Value> {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint; see /v1/connectors, /v1/plugins, /v1/secrets, /v1/events, /metrics and /healthz")
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint; see /v1/openapi.json for every one")
 }
 
 #[cfg(test)]
@@ -180,6 +202,9 @@ mod tests {
             ("get", "/v1/secrets"),
             ("put", "/v1/secrets/{name}"),
             ("delete", "/v1/secrets/{name}"),
+            ("get", "/v1/tokens"),
+            ("post", "/v1/tokens"),
+            ("delete", "/v1/tokens/{id}"),
         ];
         let documented: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
         assert_eq!(documented, routes.len(), "documented operations: {}", doc["paths"]);

@@ -4,7 +4,7 @@
 use axum::Json;
 use utoipa::OpenApi;
 
-use crate::{connectors, events, metrics, plugins, secrets};
+use crate::{connectors, events, metrics, plugins, secrets, tokens};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -32,11 +32,28 @@ use crate::{connectors, events, metrics, plugins, secrets};
         secrets::put,
         secrets::list,
         secrets::delete,
+        tokens::create,
+        tokens::list,
+        tokens::revoke,
         document,
     ),
-    tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "operations"))
+    modifiers(&BearerAuth),
+    tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "tokens"), (name = "operations"))
 )]
 pub struct ApiDoc;
+
+/// Says that every operation takes `Authorization: Bearer <token>` (required on a host with
+/// `admin.auth`, except `/healthz` and this document).
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("A token from `turnpike token create`")).build()));
+        doc.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
 
 /// The OpenAPI 3.1 document.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "operations", responses((status = 200, description = "This document")))]

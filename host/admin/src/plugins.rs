@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use turnpike_config::{PluginName, PluginRef};
+use turnpike_config::{PluginName, PluginRef, TeamName};
 use turnpike_pipeline::{DryRunResult, Host, PluginInfo, SampleRecord, MAX_SAMPLE_RECORDS};
 
+use crate::auth::Principal;
 use crate::error::ApiError;
 
 /// Default cap on an uploaded component; larger bodies get `413`.
@@ -31,7 +32,7 @@ pub struct PluginVersion {
     used_by: Vec<String>,
 }
 
-fn describe(host: &Host, p: &PluginInfo) -> PluginVersion {
+fn describe(host: &Host, caller: &Principal, p: &PluginInfo) -> PluginVersion {
     PluginVersion {
         name: p.name.to_string(),
         version: p.version.clone(),
@@ -39,7 +40,8 @@ fn describe(host: &Host, p: &PluginInfo) -> PluginVersion {
         digest: format!("sha256:{}", p.plugin.digest()),
         size: p.plugin.size(),
         uploaded_at: humantime::format_rfc3339_seconds(p.uploaded_at).to_string(),
-        used_by: host.plugin_users(&p.name, &p.version),
+        // Only the connectors the caller may see: a shared plugin is used by every team.
+        used_by: host.plugin_users(&p.name, &p.version).into_iter().filter(|c| caller.is_admin() || host.connector_team(c).is_some_and(|o| caller.sees(o.as_ref()))).collect(),
     }
 }
 
@@ -50,8 +52,8 @@ pub struct PluginList {
 
 /// `GET /v1/plugins`: every plugin version.
 #[utoipa::path(get, path = "/v1/plugins", tag = "plugins", responses((status = 200, body = PluginList)))]
-pub async fn list(State(host): State<Arc<Host>>) -> Json<PluginList> {
-    let plugins = host.registry().list().iter().map(|p| describe(&host, p)).collect();
+pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>) -> Json<PluginList> {
+    let plugins = host.registry().list().iter().filter(|p| caller.sees_plugin(p.team.as_ref())).map(|p| describe(&host, &caller, p)).collect();
     Json(PluginList { plugins })
 }
 
@@ -61,13 +63,18 @@ fn plugin_name(name: &str) -> Result<PluginName, ApiError> {
 
 /// `GET /v1/plugins/{name}`: the versions of one plugin.
 #[utoipa::path(get, path = "/v1/plugins/{name}", tag = "plugins", params(("name" = String, Path)), responses((status = 200, body = PluginList), (status = 404, body = ApiError)))]
-pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<PluginList>, ApiError> {
+pub async fn show(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>) -> Result<Json<PluginList>, ApiError> {
     let name = plugin_name(&name)?;
-    let plugins: Vec<_> = host.registry().list().iter().filter(|p| p.name == name).map(|p| describe(&host, p)).collect();
+    let plugins: Vec<_> = host.registry().list().iter().filter(|p| p.name == name && caller.sees_plugin(p.team.as_ref())).map(|p| describe(&host, &caller, p)).collect();
     if plugins.is_empty() {
-        return Err(ApiError::new(StatusCode::NOT_FOUND, "plugin_not_found", format!("no plugin named {name:?}; GET /v1/plugins lists them")));
+        return Err(not_found(&name));
     }
     Ok(Json(PluginList { plugins }))
+}
+
+/// The answer for a plugin that does not exist, or that belongs to another team.
+pub(crate) fn not_found(name: &PluginName) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "plugin_not_found", format!("no plugin named {:?}; GET /v1/plugins lists them", name.as_str()))
 }
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -76,6 +83,9 @@ pub async fn show(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Re
 pub struct UploadParams {
     name: Option<String>,
     version: Option<String>,
+    /// The team that owns the plugin (admins only; others upload for their own team).
+    /// Default: the caller's team, or for an admin the plugin's existing team (none: shared).
+    team: Option<TeamName>,
 }
 
 /// The parts of a `multipart/form-data` upload: `name` and `version` text fields (or the
@@ -105,6 +115,7 @@ async fn from_multipart(content_type: &str, body: Bytes, params: &mut UploadPara
 #[utoipa::path(post, path = "/v1/plugins", tag = "plugins", params(UploadParams), request_body(content = Vec<u8>, description = "The component: raw body (application/wasm) or a multipart form with name, version and component", content_type = "application/wasm"), responses((status = 201, body = PluginVersion), (status = 200, description = "The same bytes again", body = PluginVersion), (status = 400, body = ApiError), (status = 409, body = ApiError), (status = 413), (status = 415, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn upload(
     State(host): State<Arc<Host>>,
+    Extension(caller): Extension<Principal>,
     Query(mut params): Query<UploadParams>,
     headers: HeaderMap,
     body: Bytes,
@@ -122,6 +133,7 @@ pub async fn upload(
         ));
     };
     let missing = |key: &str| ApiError { key: Some(key.into()), ..ApiError::new(StatusCode::BAD_REQUEST, "missing_field", format!("give the plugin's `{key}` (query or form field)")) };
+    let asked_team = params.team.take();
     let (name, version) = (params.name.ok_or_else(|| missing("name"))?, params.version.ok_or_else(|| missing("version"))?);
     let params = (name, version);
     let name = plugin_name(&params.0)?;
@@ -130,10 +142,11 @@ pub async fn upload(
     if reference.version.is_none() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid_version", "`latest` is a reference, not a version: name the version"));
     }
+    let team = caller.owner_for(asked_team, || host.plugin_team(&name).flatten())?;
     let (version, bytes) = (params.1, body.to_vec());
-    let (info, created) = crate::connectors::detached(&host, move |h| async move { h.upload_plugin(name, version, bytes).await }).await?;
+    let (info, created) = crate::connectors::detached(&host, move |h| async move { h.upload_plugin(name, version, bytes, team).await }).await?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok((status, Json(describe(&host, &info))))
+    Ok((status, Json(describe(&host, &caller, &info))))
 }
 
 /// `DELETE /v1/plugins/{name}/{version}`: `409` while a connector uses it.
@@ -190,6 +203,7 @@ fn empty_object() -> serde_json::Value {
 #[utoipa::path(post, path = "/v1/plugins/{name}/{version}/test", tag = "plugins", params(("name" = String, Path), ("version" = String, Path, description = "A version, or `latest`")), request_body = DryRunRequest, responses((status = 200, body = DryRunResult), (status = 404, body = ApiError), (status = 413, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn dry_run(
     State(host): State<Arc<Host>>,
+    Extension(caller): Extension<Principal>,
     Path((name, version)): Path<(String, String)>,
     body: Bytes,
 ) -> Result<Json<DryRunResult>, ApiError> {
@@ -204,5 +218,7 @@ pub async fn dry_run(
     })?;
     let reference = PluginRef::try_from(format!("{name}@{version}"))
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_plugin", e.to_string()))?;
-    Ok(Json(host.dry_run(&reference, &request.config, &request.records).await?))
+    // A dry run resolves secret references: a team's resolves only its own.
+    let team = if caller.is_admin() { None } else { caller.team.clone() };
+    Ok(Json(host.dry_run(&reference, &request.config, &request.records, team.as_ref()).await?))
 }

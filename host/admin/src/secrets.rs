@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use turnpike_config::{check_secret_value, SecretName};
+use turnpike_config::{check_secret_value, SecretName, TeamName};
 use turnpike_pipeline::Host;
 
+use crate::auth::Principal;
 use crate::error::ApiError;
 
 /// The body of `PUT /v1/secrets/{name}`.
@@ -21,6 +22,10 @@ use crate::error::ApiError;
 pub struct SecretValue {
     /// The secret, as text: at least 4 characters.
     value: String,
+    /// The team whose connectors may use it. Default: the secret's team if it exists, else
+    /// none (the operator's: only connectors without a team may use it).
+    #[serde(default)]
+    team: Option<TeamName>,
 }
 
 /// A secret as the API lists it: never its value.
@@ -29,6 +34,9 @@ pub struct SecretView {
     name: String,
     /// When it was last stored (RFC 3339).
     updated_at: String,
+    /// The team that owns it; absent: the operator's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    team: Option<String>,
     /// Connectors whose configuration references it.
     used_by: Vec<String>,
 }
@@ -45,25 +53,33 @@ fn secret_name(name: &str) -> Result<SecretName, ApiError> {
 /// `PUT /v1/secrets/{name}` with `{"value": "…"}`: stores (creates or replaces) a secret.
 /// Running connectors keep the value they started with and get the new one at their next start.
 #[utoipa::path(put, path = "/v1/secrets/{name}", tag = "secrets", params(("name" = String, Path, description = "1 to 63 of a-z 0-9 . _ -, starting with a letter or digit")), request_body = SecretValue, responses((status = 204, description = "Stored"), (status = 400, body = ApiError), (status = 422, description = "A bad name, or an empty or too short value", body = ApiError)))]
-pub async fn put(State(host): State<Arc<Host>>, Path(name): Path<String>, body: Bytes) -> Result<StatusCode, ApiError> {
+pub async fn put(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>, body: Bytes) -> Result<StatusCode, ApiError> {
     let name = secret_name(&name)?;
     // serde's messages can quote what they refused (an `integer 1234` given as the value).
     let body: SecretValue = serde_json::from_slice(&body).map_err(|e| {
         let status = if e.classify() == serde_json::error::Category::Data { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::BAD_REQUEST };
-        ApiError::new(status, "invalid_secret", "send {\"value\": \"…\"}: a JSON object whose one key, `value`, is the secret as a string")
+        ApiError::new(status, "invalid_secret", "send {\"value\": \"…\", \"team\"?: \"…\"}: a JSON object whose key `value` is the secret as a string, and `team` a team name")
     })?;
     check_secret_value(&body.value).map_err(|why| ApiError { key: Some("value".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_secret", why) })?;
-    host.put_secret(&name, &body.value)?;
+    let team = caller.owner_for(body.team, || host.secret_team(&name).flatten())?;
+    host.put_secret(&name, &body.value, team)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `GET /v1/secrets`: every secret's name, when it was stored and who uses it; never a value.
 #[utoipa::path(get, path = "/v1/secrets", tag = "secrets", responses((status = 200, body = SecretList)))]
-pub async fn list(State(host): State<Arc<Host>>) -> Result<Json<SecretList>, ApiError> {
+pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>) -> Result<Json<SecretList>, ApiError> {
+    let visible = |c: &String| caller.is_admin() || host.connector_team(c).is_some_and(|o| caller.sees(o.as_ref()));
     let secrets = host
         .secrets()?
         .into_iter()
-        .map(|s| SecretView { name: s.name, updated_at: humantime::format_rfc3339_seconds(s.updated_at).to_string(), used_by: s.used_by })
+        .filter(|s| caller.sees(s.team.as_ref()))
+        .map(|s| SecretView {
+            name: s.name,
+            updated_at: humantime::format_rfc3339_seconds(s.updated_at).to_string(),
+            team: s.team.map(String::from),
+            used_by: s.used_by.into_iter().filter(|c| visible(c)).collect(),
+        })
         .collect();
     Ok(Json(SecretList { secrets }))
 }

@@ -35,7 +35,7 @@ async fn run() -> anyhow::Result<()> {
     let host = Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default());
     let identity = turnpike_builtins::get("identity").expect("identity").wasm.to_vec();
     for version in ["1", "2"] {
-        host.upload_plugin(PluginName::parse("xf")?, version.into(), identity.clone()).await?;
+        host.upload_plugin(PluginName::parse("xf")?, version.into(), identity.clone(), None).await?;
     }
     let connector = |version: &str| {
         HostConfig::parse_connector_yaml(

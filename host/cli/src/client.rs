@@ -3,8 +3,14 @@
 //!
 //! Paths are built only with [`path`] and [`query`], which percent-encode every segment and
 //! value: a name or version typed by the user or read from a file is data, never URL syntax.
+//!
+//! Every request carries the user's token, if there is one ([`find_token`]), as
+//! `Authorization: Bearer …`; the token goes into that header and nowhere else.
 
+use std::ffi::OsString;
+use std::fmt;
 use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -16,13 +22,33 @@ use crate::output::escape;
 pub struct Api {
     base: String,
     agent: Agent,
+    /// The token to send, or why the one the user set cannot be sent.
+    token: Result<Option<Bearer>, String>,
+}
+
+/// A bearer token. `Debug` does not show it.
+struct Bearer(String);
+
+impl fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Bearer(…)")
+    }
 }
 
 impl Api {
     pub fn new(base: &str) -> Self {
         // 4xx/5xx are answers to show, not transport errors.
         let agent: Agent = Agent::config_builder().http_status_as_error(false).build().into();
-        Self { base: base.trim_end_matches('/').to_owned(), agent }
+        Self { base: base.trim_end_matches('/').to_owned(), agent, token: find_token() }
+    }
+
+    /// `request` with the `Authorization` header, if there is a token.
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> Result<ureq::RequestBuilder<B>> {
+        match &self.token {
+            Ok(Some(token)) => Ok(request.header("authorization", format!("Bearer {}", token.0))),
+            Ok(None) => Ok(request),
+            Err(why) => bail!("{why}"),
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -41,25 +67,25 @@ impl Api {
     }
 
     pub fn get(&self, path: &str) -> Result<Value> {
-        self.answer(self.agent.get(&self.url(path)).call(), &format!("GET {path}"))
+        self.answer(self.authorized(self.agent.get(&self.url(path)))?.call(), &format!("GET {path}"))
     }
 
     pub fn post(&self, path: &str, body: &Value) -> Result<Value> {
-        self.answer(self.agent.post(&self.url(path)).send_json(body), &format!("POST {path}"))
+        self.answer(self.authorized(self.agent.post(&self.url(path)))?.send_json(body), &format!("POST {path}"))
     }
 
     pub fn put(&self, path: &str, body: &Value) -> Result<Value> {
-        self.answer(self.agent.put(&self.url(path)).send_json(body), &format!("PUT {path}"))
+        self.answer(self.authorized(self.agent.put(&self.url(path)))?.send_json(body), &format!("PUT {path}"))
     }
 
     pub fn delete(&self, path: &str) -> Result<Value> {
-        self.answer(self.agent.delete(&self.url(path)).call(), &format!("DELETE {path}"))
+        self.answer(self.authorized(self.agent.delete(&self.url(path)))?.call(), &format!("DELETE {path}"))
     }
 
     /// POSTs a component from `reader` as the raw body.
     pub fn upload(&self, path: &str, reader: impl Read) -> Result<Value> {
         let mut reader = reader;
-        let request = self.agent.post(&self.url(path)).header("content-type", "application/wasm");
+        let request = self.authorized(self.agent.post(&self.url(path)))?.header("content-type", "application/wasm");
         self.answer(request.send(ureq::SendBody::from_reader(&mut reader)), "upload")
     }
 }
@@ -76,7 +102,58 @@ fn error_message(what: &str, status: u16, text: &str, body: &Value) -> String {
             message.push_str(&format!("\n  - {key}: {said}"));
         }
     }
+    if status == 401 {
+        message.push_str("\n  hint: set TURNPIKE_TOKEN (a token from `turnpike token create`)");
+    }
     message
+}
+
+/// The token to send: `TURNPIKE_TOKEN` if set and not empty, else the first line of
+/// `$XDG_CONFIG_HOME/turnpike/token` (`~/.config/turnpike/token` without `XDG_CONFIG_HOME`)
+/// if that file exists, else none (a host without `admin.auth`). The error says what is
+/// wrong with the token the user set, never what it is.
+fn find_token() -> Result<Option<Bearer>, String> {
+    token_from(std::env::var_os("TURNPIKE_TOKEN"), token_file().as_deref())
+}
+
+/// Where a token is kept for the CLI, following the XDG rule that a relative
+/// `XDG_CONFIG_HOME` is ignored.
+fn token_file() -> Option<PathBuf> {
+    let config = match std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute()) {
+        Some(dir) => dir,
+        None => PathBuf::from(std::env::var_os("HOME").filter(|home| !home.is_empty())?).join(".config"),
+    };
+    Some(config.join("turnpike").join("token"))
+}
+
+/// [`find_token`] from the variable's value and the file's path.
+fn token_from(variable: Option<OsString>, file: Option<&Path>) -> Result<Option<Bearer>, String> {
+    if let Some(value) = variable {
+        let value = value.to_str().map(str::trim).ok_or("TURNPIKE_TOKEN is not text: set it to the token `turnpike token create` printed")?;
+        if !value.is_empty() {
+            return checked(value, "TURNPIKE_TOKEN").map(Some);
+        }
+    }
+    let Some(file) = file else { return Ok(None) };
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // The OS error (permission, not UTF-8, …) names no content.
+        Err(e) => return Err(format!("reading the token from {}: {e}", file.display())),
+    };
+    match text.lines().next().map(str::trim) {
+        Some(line) if !line.is_empty() => checked(line, &file.display().to_string()).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The token, if it can go into a header as it is: visible ASCII only.
+fn checked(token: &str, from: &str) -> Result<Bearer, String> {
+    if token.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(Bearer(token.to_owned()))
+    } else {
+        Err(format!("the token in {from} has spaces or characters no token has: set it to the token `turnpike token create` printed"))
+    }
 }
 
 /// `/a/b/c` from `segments`, each percent-encoded whole, so a segment cannot add segments
@@ -149,5 +226,43 @@ mod tests {
         assert_eq!(message, "GET /v1/x: bad\\u{1b}]0;owned\\u{7} (400)\n  - a\\rb: x\\u{9b}2J");
         let raw = error_message("GET /v1/x", 502, "  proxy\u{1b}[2J  ", &Value::Null);
         assert_eq!(raw, "GET /v1/x: proxy\\u{1b}[2J (502)");
+        assert!(!raw.contains("TURNPIKE_TOKEN"), "the hint is for 401 only");
+    }
+
+    #[test]
+    fn a_401_says_where_a_token_comes_from() {
+        let message = error_message("GET /v1/connectors", 401, "", &json!({ "detail": "send a token" }));
+        assert!(message.ends_with("hint: set TURNPIKE_TOKEN (a token from `turnpike token create`)"), "{message}");
+    }
+
+    fn token_of(found: Result<Option<Bearer>, String>) -> Option<String> {
+        found.unwrap().map(|b| b.0)
+    }
+
+    #[test]
+    fn the_token_comes_from_the_variable_then_the_files_first_line() {
+        let file = std::env::temp_dir().join(format!("turnpike-client-token-{}", std::process::id()));
+        std::fs::write(&file, "  tpk_from_file  \nsecond line\n").unwrap();
+        let from_env = token_from(Some("tpk_from_env\n".into()), Some(file.as_path()));
+        let empty_env = token_from(Some("  ".into()), Some(file.as_path()));
+        let no_env = token_from(None, Some(file.as_path()));
+        std::fs::write(&file, "\n").unwrap();
+        let empty_file = token_from(None, Some(file.as_path()));
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(token_of(from_env).as_deref(), Some("tpk_from_env"), "the variable first, trimmed");
+        assert_eq!(token_of(empty_env).as_deref(), Some("tpk_from_file"), "an empty variable counts as unset");
+        assert_eq!(token_of(no_env).as_deref(), Some("tpk_from_file"));
+        assert_eq!(token_of(empty_file), None);
+        assert_eq!(token_of(token_from(None, Some(file.as_path()))), None, "no file, no token");
+        assert_eq!(token_of(token_from(None, None)), None);
+    }
+
+    #[test]
+    fn a_token_that_cannot_be_a_header_is_refused_without_being_shown() {
+        let err = token_from(Some("tpk_secret part".into()), None).unwrap_err();
+        assert!(err.contains("TURNPIKE_TOKEN") && !err.contains("tpk_secret"), "{err}");
+        let err = token_from(Some("tpk_secret\u{1b}".into()), None).unwrap_err();
+        assert!(!err.contains("tpk_secret"), "{err}");
+        assert!(!format!("{:?}", Bearer("tpk_secret".into())).contains("tpk_secret"));
     }
 }

@@ -21,9 +21,6 @@ pub struct DevArgs {
     /// Admin API address.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Accept a --listen address other machines can reach (the API has no authentication).
-    #[arg(long)]
-    allow_remote: bool,
     /// Customer records generated per second (1 to 1000000).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RATE)))]
     rate: u32,
@@ -95,8 +92,11 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     }
 
     let stop = CancellationToken::new();
-    let admin = turnpike_config::AdminConfig { listen: args.listen.to_string(), allow_remote: args.allow_remote, ..Default::default() };
-    let api = serve::admin_api(host.clone(), &admin, stop.clone()).await?;
+    // No authentication in the demo, so loopback only: `turnpike run` with `admin.auth` is
+    // how a host is shared.
+    let admin = turnpike_config::AdminConfig { listen: args.listen.to_string(), ..Default::default() };
+    // No config file: any relative path would be taken from the current directory.
+    let api = serve::admin_api(host.clone(), &admin, std::path::Path::new("."), None, stop.clone()).await?;
     let originals = Arc::new(Mutex::new(HashMap::new()));
     let generator = tokio::spawn(generate(Producer::new(&kafka)?, args.rate, originals.clone(), stop.clone()));
     let sampler = tokio::spawn(show_samples(kafka, args.samples, originals, stop.clone()));

@@ -10,6 +10,7 @@ mod output;
 mod run;
 mod secret_cmds;
 mod serve;
+mod token_cmds;
 
 use clap::{Parser, Subcommand};
 
@@ -50,12 +51,23 @@ enum Command {
         #[command(flatten)]
         api: admin_cmds::ApiArgs,
     },
+    /// Make, list and revoke the admin API's tokens: on the host with `-c FILE` (or
+    /// `--state-dir DIR`), which is how the first admin token is made, or through the API with
+    /// an admin token.
+    Token {
+        #[command(subcommand)]
+        command: token_cmds::TokenCmd,
+        #[command(flatten)]
+        api: admin_cmds::ApiArgs,
+        #[command(flatten)]
+        host: token_cmds::OnHost,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // The host logs what it does; the commands for authors and operators only what goes wrong.
-    let quiet = matches!(cli.command, Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. });
+    let quiet = matches!(cli.command, Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } | Command::Token { .. });
     init_tracing(if quiet { "warn" } else { "info,librdkafka=warn,rdkafka=warn" });
     // The API commands are plain blocking HTTP calls: no async runtime needed.
     let command = match cli.command {
@@ -64,6 +76,7 @@ fn main() -> std::process::ExitCode {
         cmd @ Command::Connector { command: admin_cmds::ConnectorCmd::Generate { .. }, .. } => cmd,
         Command::Connector { command, api } => return exit(admin_cmds::connector(command, &api)),
         Command::Secret { command, api } => return exit(secret_cmds::secret(command, &api)),
+        Command::Token { command, api, host } => return exit(token_cmds::token(command, &api, &host)),
         host_command => host_command,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -78,7 +91,7 @@ fn main() -> std::process::ExitCode {
             Command::Run(args) => run::run(args).await,
             Command::Dev(args) => dev::dev(args).await,
             Command::Connector { command: admin_cmds::ConnectorCmd::Generate { what }, .. } => generate::generate(*what).await,
-            Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } => unreachable!("handled above"),
+            Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } | Command::Token { .. } => unreachable!("handled above"),
         }
     });
     exit(result)

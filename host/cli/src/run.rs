@@ -36,9 +36,11 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let base = args.config.parent().map(PathBuf::from).unwrap_or_default();
     let state_dir = base.join(&config.state_dir);
     let store = StateStore::open(&state_dir).with_context(|| format!("state_dir: {}", state_dir.display()))?;
+    let tokens = store.tokens();
     let host = Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone())
         .persist_to(store)
-        .positions_topic(config.source_positions_topic.clone());
+        .positions_topic(config.source_positions_topic.clone())
+        .with_teams(config.teams.clone());
     let host = Arc::new(host);
     host.prepare_positions_topic().await;
     serve::load_builtins(&host).await?;
@@ -57,7 +59,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
         host.put_connector(connector).await.with_context(|| format!("starting connector {name:?}"))?;
     }
     let stop = CancellationToken::new();
-    let api = serve::admin_api(host.clone(), &config.admin, stop.clone()).await?;
+    let api = serve::admin_api(host.clone(), &config.admin, &base, Some(tokens), stop.clone()).await?;
     serve::shutdown_signal().await;
     tracing::info!("shutting down: finishing in-flight batches and committing offsets");
     host.shutdown().await;

@@ -2,12 +2,14 @@
 //! waiting for a shutdown signal.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{AdminConfig, PluginName};
 use turnpike_pipeline::Host;
+use turnpike_state::TokenStore;
 
 /// Registers the built-in plugins, whose components are embedded in this binary.
 pub async fn load_builtins(host: &Host) -> Result<()> {
@@ -19,21 +21,40 @@ pub async fn load_builtins(host: &Host) -> Result<()> {
 }
 
 /// Serves the admin API as `config` says until `stop` is cancelled. A listen address other
-/// machines can reach is refused unless `config.allow_remote` says so (the API has no
-/// authentication), and said loudly when it does.
-pub async fn admin_api(host: Arc<Host>, config: &AdminConfig, stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>> {
+/// machines can reach is refused unless `config.auth` is on; with it, callers present tokens
+/// from `tokens` (the state directory's). `config.tls` paths are relative to `base` (the
+/// config file's directory).
+pub async fn admin_api(host: Arc<Host>, config: &AdminConfig, base: &Path, tokens: Option<TokenStore>, stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>> {
     let listen: SocketAddr = config.listen.parse().with_context(|| format!("admin.listen: {:?} is not an address like 127.0.0.1:8080", config.listen))?;
-    turnpike_config::check_listen(listen, config.allow_remote).map_err(|why| anyhow::anyhow!("admin.listen: {why}"))?;
-    if !listen.ip().is_loopback() {
-        tracing::warn!(address = %listen, "the admin API is reachable from other machines and has NO authentication: anyone who reaches it can upload and run code");
+    turnpike_config::check_listen(listen, config.auth).map_err(|why| anyhow::anyhow!("admin.listen: {why}"))?;
+    let tokens = match (config.auth, tokens) {
+        (false, _) => None,
+        (true, Some(tokens)) => Some(tokens),
+        (true, None) => anyhow::bail!("admin.auth needs a state directory to keep its tokens in; run with a config file (`turnpike run -c FILE`)"),
+    };
+    if let Some(store) = &tokens {
+        if store.is_empty().context("reading the token store")? {
+            tracing::warn!("admin.auth is on and there are no tokens yet: make the first admin token on this host with `turnpike token create -c <config> --role admin`");
+        }
     }
+    // Before binding: a bad certificate or key stops start-up without taking the port.
+    let tls = match &config.tls {
+        Some(files) => Some(
+            turnpike_admin::load_tls(&base.join(&files.cert_file), &base.join(&files.key_file)).map_err(|e| anyhow::anyhow!("admin.tls: {e}"))?,
+        ),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding the admin API to {listen} (choose another with --listen)"))?;
-    tracing::info!(address = %listen, "admin API listening");
-    let app = turnpike_admin::router_with(host, config);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!(address = %listen, scheme, "admin API listening");
+    let app = match tokens {
+        Some(tokens) => turnpike_admin::router_secured(host, config, tokens),
+        None => turnpike_admin::router_with(host, config),
+    };
     let limits = turnpike_admin::serve_limits(config);
-    Ok(tokio::spawn(turnpike_admin::serve(listener, app, limits, stop)))
+    Ok(tokio::spawn(turnpike_admin::serve(listener, app, limits, tls, stop)))
 }
 
 /// How long the admin API may take to finish open requests at shutdown.

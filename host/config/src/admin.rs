@@ -10,11 +10,22 @@ use crate::{Problem, Ranged};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdminConfig {
-    /// Listen address. Default `127.0.0.1:8080`: loopback only, as the API is unauthenticated.
+    /// Listen address. Default `127.0.0.1:8080`: loopback only. Any other address needs
+    /// `auth: true`.
     pub listen: String,
-    /// Accept a `listen` address that is not loopback. Default false: the API has no
-    /// authentication yet, so anyone who can reach the port could upload code.
+    /// Require a token (`Authorization: Bearer …`) on every request but `/healthz` and
+    /// `/v1/openapi.json`, and enforce roles and teams. Default false: then the API answers
+    /// anyone who reaches it, so it may listen on loopback only. Tokens are made with
+    /// `turnpike token create` on the host.
+    pub auth: bool,
+    /// Kept so that old configs still parse: it no longer opens a non-loopback address
+    /// without `auth` (it is refused, with a message saying how to enable auth).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_remote: bool,
+    /// Serve HTTPS with this certificate and key (PEM files, relative to the config file).
+    /// Default: plain HTTP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<AdminTls>,
     /// Host names the API answers to (the request's `Host` header) besides the listen address
     /// itself and, on loopback, `localhost`: e.g. the name of a reverse proxy. Requests naming
     /// any other host are refused, which defeats DNS rebinding.
@@ -28,8 +39,26 @@ pub struct AdminConfig {
 
 impl Default for AdminConfig {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:8080".to_owned(), allow_remote: false, hosts: Vec::new(), origins: Vec::new(), limits: ApiLimits::default() }
+        Self {
+            listen: "127.0.0.1:8080".to_owned(),
+            auth: false,
+            allow_remote: false,
+            tls: None,
+            hosts: Vec::new(),
+            origins: Vec::new(),
+            limits: ApiLimits::default(),
+        }
     }
+}
+
+/// The admin API's TLS certificate and key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminTls {
+    /// The certificate chain, PEM, leaf first.
+    pub cert_file: std::path::PathBuf,
+    /// The private key, PEM (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: std::path::PathBuf,
 }
 
 /// Bounds on what one request, or all of them, may cost.
@@ -69,7 +98,7 @@ impl AdminConfig {
         match self.listen.parse::<SocketAddr>() {
             Err(_) => problems.push(Problem::new("admin.listen", format!("{:?} is not an address like `127.0.0.1:8080`", self.listen))),
             Ok(address) => {
-                if let Err(why) = check_listen(address, self.allow_remote) {
+                if let Err(why) = check_listen(address, self.auth) {
                     problems.push(Problem::new("admin.listen", why));
                 }
             }
@@ -88,14 +117,14 @@ impl AdminConfig {
     }
 }
 
-/// Refuses a non-loopback listen address unless the operator said so: the API has no
-/// authentication, so exposing it by accident would let anyone on the network upload code.
-pub fn check_listen(address: SocketAddr, allow_remote: bool) -> Result<(), String> {
-    if address.ip().is_loopback() || allow_remote {
+/// Refuses a non-loopback listen address without authentication: anyone on the network could
+/// upload code and read every topic through a connector.
+pub fn check_listen(address: SocketAddr, auth: bool) -> Result<(), String> {
+    if address.ip().is_loopback() || auth {
         Ok(())
     } else {
         Err(format!(
-            "{address} is reachable from other machines, and the admin API has no authentication: listen on 127.0.0.1, or set `admin.allow_remote: true` (`--allow-remote`) if a firewall or proxy guards it"
+            "{address} is reachable from other machines, and the admin API has no authentication: listen on 127.0.0.1, or set `admin.auth: true` and create an admin token on the host with `turnpike token create --role admin -c <config>`"
         ))
     }
 }
@@ -110,8 +139,9 @@ mod tests {
         let problems = open.validate();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].key, "admin.listen");
-        assert!(problems[0].message.contains("allow_remote"), "{}", problems[0].message);
-        assert!(AdminConfig { allow_remote: true, ..open }.validate().is_empty());
+        assert!(problems[0].message.contains("admin.auth: true"), "{}", problems[0].message);
+        assert_eq!(AdminConfig { allow_remote: true, ..open.clone() }.validate().len(), 1, "allow_remote alone no longer opens it");
+        assert!(AdminConfig { auth: true, ..open }.validate().is_empty());
         assert!(AdminConfig { listen: "[::1]:9000".into(), ..AdminConfig::default() }.validate().is_empty());
     }
 

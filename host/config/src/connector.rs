@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::ranged::Ranged;
 use crate::database::DatabaseAccess;
 use crate::storage::StorageAccess;
-use crate::{ConnectorName, PluginRef, TopicName};
+use crate::{ConnectorName, PluginRef, TeamName, TopicName};
 
 /// A connector. Its kind follows from what it names:
 /// - **transform**: `topics` → `transforms` → `output_topic`;
@@ -17,6 +17,11 @@ use crate::{ConnectorName, PluginRef, TopicName};
 pub struct ConnectorConfig {
     /// Unique connector name.
     pub name: ConnectorName,
+    /// The team that owns it on a host with `admin.auth` (set from the token that created it;
+    /// only an admin may name another team). Its topics must match the team's patterns
+    /// (`teams.<team>.topics`). None: owned by the operator (admins only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamName>,
     /// Topics to consume (transform and sink connectors).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<TopicName>,

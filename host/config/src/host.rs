@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::serde_words::in_users_words;
-use crate::{AdminConfig, ConfigError, Connector, ConnectorConfig, PluginName, Problem, Ranged};
+use crate::{AdminConfig, ConfigError, Connector, ConnectorConfig, PluginName, Problem, Ranged, TeamName, TeamPolicy};
 
 /// The whole host configuration (`turnpike run -c FILE`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,10 @@ pub struct HostConfig {
     /// The connectors to run.
     #[serde(default)]
     pub connectors: Vec<ConnectorConfig>,
+    /// Teams on a shared host (`admin.auth: true`), each with the topics its connectors may
+    /// read and write: `teams: { analytics: { topics: ["analytics.*"] } }`. Default: none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub teams: BTreeMap<TeamName, TeamPolicy>,
 }
 
 fn default_positions_topic() -> String {
@@ -197,6 +201,9 @@ impl HostConfig {
             _ => problems.push(Problem::new("kafka.bootstrap.servers", "set the broker addresses, e.g. `127.0.0.1:9092`")),
         }
         problems.extend(self.admin.validate());
+        for (team, policy) in &self.teams {
+            problems.extend(policy.validate(&format!("teams.{team}")));
+        }
         let mut names = BTreeSet::new();
         for (i, c) in self.connectors.iter().enumerate() {
             let key = format!("connectors[{i}]");

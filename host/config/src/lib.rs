@@ -20,6 +20,7 @@ mod ranged;
 mod references;
 mod serde_words;
 mod storage;
+mod teams;
 mod validated;
 
 pub use connector::{
@@ -30,12 +31,14 @@ pub use connector_rules::GROUP_PREFIX;
 pub use database::{DatabaseAccess, DatabaseTls};
 pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
-pub use admin::{check_listen, AdminConfig, ApiLimits};
+pub use admin::{check_listen, AdminConfig, AdminTls, ApiLimits};
 pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
-pub use names::{ConnectorName, NameError, PluginName, PluginRef, TopicName};
+pub use names::{ConnectorName, NameError, PluginName, PluginRef, TeamName, TopicName};
 pub use ranged::{OutOfRange, Ranged};
 pub use references::{
     check_secret_value, check_syntax, is_only_references, referenced_secrets, resolve, resolve_at, resolve_str, Resolved, SecretLookup, SecretName, MIN_SECRET_CHARS,
 };
 pub use storage::{StorageAccess, StorageCredentials};
+pub use serde_words::in_users_words;
+pub use teams::{glob_matches, Role, TeamPolicy};
 pub use validated::{Connector, Flow, HttpGrantSpec, Output};

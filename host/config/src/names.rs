@@ -115,6 +115,15 @@ name_type!(
     "use 1-64 characters from a-z, 0-9, '-' and '_'"
 );
 
+name_type!(
+    /// A team: who owns connectors, plugins and secrets on a shared host, and whose topic
+    /// patterns bound them. It appears in tokens, events and file names.
+    TeamName, "team name", 63,
+    |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_',
+    LeadingDot::Refused,
+    "use 1-63 characters from a-z, 0-9, '-' and '_'"
+);
+
 /// A reference to a plugin from a connector: `name`, `name@latest` or `name@VERSION`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

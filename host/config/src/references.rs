@@ -22,6 +22,13 @@ use crate::Problem;
 pub trait SecretLookup {
     /// The value stored under `name`; `None` when there is no such secret.
     fn secret(&self, name: &str) -> Option<String>;
+
+    /// Whether `${env:…}` and `${file:…}` may be resolved too. Default: yes. Not for a
+    /// team's connector on a shared host: the host's environment and files hold what the
+    /// operator keeps from teams (other teams' secrets among them, in the state directory).
+    fn host_references(&self) -> bool {
+        true
+    }
 }
 
 /// Secrets in memory, by name (tests, and callers that gathered them already).
@@ -338,6 +345,12 @@ impl Walk<'_> {
 fn lookup(r: Reference<'_>, secrets: &dyn SecretLookup) -> Result<String, String> {
     match r {
         Reference::Secret(name) => secrets.secret(name).ok_or_else(|| format!("${{secret:{name}}}: no secret named {name:?} (create it with PUT /v1/secrets/{name})")),
+        Reference::Env(name) if !secrets.host_references() => {
+            Err(format!("${{env:{name}}}: a team's connector cannot read the host's environment; store the value as a secret and write ${{secret:NAME}}"))
+        }
+        Reference::File(path) if !secrets.host_references() => {
+            Err(format!("${{file:{path}}}: a team's connector cannot read the host's files; store the value as a secret and write ${{secret:NAME}}"))
+        }
         Reference::Env(name) => match std::env::var(name) {
             Ok(v) => Ok(v),
             Err(std::env::VarError::NotPresent) => Err(format!("${{env:{name}}}: the host has no environment variable {name}")),

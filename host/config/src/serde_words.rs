@@ -4,7 +4,7 @@
 
 /// `message` with serde's unknown-variant and unknown-field phrasing rewritten; any other
 /// message is returned unchanged.
-pub(crate) fn in_users_words(message: &str) -> String {
+pub fn in_users_words(message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown variant ") {
         if let Some((value, allowed)) = split_expected(rest) {
             return format!("{value:?} is not one of {}", allowed.join(", "));

@@ -61,6 +61,21 @@ pub enum EventKind {
         /// Why they could not start.
         reason: String,
     },
+    /// A state-changing API request on a host with auth, allowed or refused. The event's
+    /// `connector` is the one the request named, if any.
+    Audit {
+        /// The id of the token presented (never the token); none when it was missing or
+        /// not valid.
+        token: Option<String>,
+        /// The token's team.
+        team: Option<String>,
+        /// The token's role.
+        role: Option<String>,
+        /// `METHOD /path`.
+        action: String,
+        /// The HTTP status of the answer.
+        status: u16,
+    },
 }
 
 impl EventKind {
@@ -74,6 +89,7 @@ impl EventKind {
             EventKind::ManualRestart => "manual_restart",
             EventKind::PluginSwapped { .. } => "plugin_swapped",
             EventKind::SwapFailed { .. } => "swap_failed",
+            EventKind::Audit { .. } => "audit",
         }
     }
 }
@@ -120,6 +136,7 @@ impl Events {
             EventKind::ManualRestart => tracing::info!(connector, "manual restart"),
             EventKind::PluginSwapped { from, to } => tracing::info!(connector, ?from, ?to, "plugin versions swapped between batches"),
             EventKind::SwapFailed { to, reason } => tracing::warn!(connector, ?to, %reason, "plugin swap refused; keeping the running versions"),
+            EventKind::Audit { token, team, role, action, status } => tracing::info!(target: "turnpike::audit", connector, ?token, ?team, ?role, %action, status, "admin request"),
         }
         *self.counts.lock().unwrap_or_else(|p| p.into_inner()).entry(kind.name()).or_default() += 1;
         let event = Event { time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(), connector: connector.to_owned(), kind };

@@ -1,11 +1,15 @@
 //! The plugins the host knows, by name and version. Read on every connector start, written
 //! rarely: the map is swapped atomically, never locked across an await.
+//!
+//! On a shared host a plugin name belongs to the team that uploaded it, or to no team (a
+//! plugin every team may use). A team's connector finds its team's plugins and the shared
+//! ones only ([`PluginRegistry::resolve_for`]); another team's is not there for it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use turnpike_config::{PluginName, PluginRef};
+use turnpike_config::{PluginName, PluginRef, TeamName};
 use turnpike_runtime::{FaultClass, Plugin};
 
 /// A registered plugin version.
@@ -19,6 +23,9 @@ pub struct PluginInfo {
     pub plugin: Plugin,
     /// When it was uploaded (for a restored upload, when it was first saved).
     pub uploaded_at: std::time::SystemTime,
+    /// The team that uploaded it. `None`: built in, loaded from the host's config file or
+    /// uploaded without auth: shared with every team, changed by admins only.
+    pub team: Option<TeamName>,
 }
 
 impl PluginInfo {
@@ -37,6 +44,8 @@ pub struct BrokenPlugin {
     pub class: FaultClass,
     /// The load error.
     pub reason: String,
+    /// The team whose version it is, as [`PluginInfo::team`].
+    pub team: Option<TeamName>,
 }
 
 /// A plugin reference that cannot be resolved.
@@ -92,6 +101,28 @@ fn version(e: &Entry) -> &str {
     }
 }
 
+fn entry_team(e: &Entry) -> Option<&TeamName> {
+    match e {
+        Ok(p) => p.team.as_ref(),
+        Err(b) => b.team.as_ref(),
+    }
+}
+
+/// The team a plugin name belongs to: that of its versions. Uploads keep them one team's
+/// ([`PluginRegistry::name_taken`]); should they disagree (a plugin of the host's config file
+/// loaded under a name a team uploaded), the name is the team's, so it stays hidden from the
+/// other teams.
+fn owner(versions: &[Entry]) -> Option<&TeamName> {
+    versions.iter().find_map(entry_team)
+}
+
+/// Whether a connector of team `user` may use a plugin of team `owner`: a shared plugin
+/// (`None`) every connector may, a team's plugin its team's connectors, and the operator's
+/// connectors (`user` `None`) every plugin.
+pub fn usable_by(owner: Option<&TeamName>, user: Option<&TeamName>) -> bool {
+    owner.is_none() || user.is_none() || owner == user
+}
+
 /// Registered plugins. Versions of a name are kept in registration order; `@latest` is the
 /// most recently registered.
 #[derive(Default)]
@@ -121,11 +152,18 @@ impl PluginRegistry {
         });
     }
 
-    /// Finds the version a reference names.
+    /// Finds the version a reference names, among every plugin (for the operator).
     pub fn resolve(&self, r: &PluginRef) -> Result<PluginInfo, RegistryError> {
+        self.resolve_for(r, None)
+    }
+
+    /// Finds the version a reference names for a connector of `team`: another team's plugin
+    /// is unknown to it, in the same words as a name no one uploaded, and the names it is
+    /// told of are those it may use.
+    pub fn resolve_for(&self, r: &PluginRef, team: Option<&TeamName>) -> Result<PluginInfo, RegistryError> {
         let plugins = self.plugins.load();
-        let Some(versions) = plugins.get(&r.name) else {
-            let known = plugins.keys().map(PluginName::as_str).collect::<Vec<_>>().join(", ");
+        let Some(versions) = plugins.get(&r.name).filter(|versions| usable_by(owner(versions), team)) else {
+            let known = plugins.iter().filter(|(_, versions)| usable_by(owner(versions), team)).map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
             return Err(RegistryError::UnknownPlugin { name: r.name.to_string(), known });
         };
         let found = match &r.version {
@@ -161,8 +199,72 @@ impl PluginRegistry {
         removed
     }
 
+    /// The team plugin `name` belongs to: `None` if there is no such plugin, `Some(None)` if
+    /// it is shared.
+    pub fn team(&self, name: &PluginName) -> Option<Option<TeamName>> {
+        self.plugins.load().get(name).map(|versions| owner(versions).cloned())
+    }
+
+    /// Whether `name` has a version (loaded or broken) of another team than `team`: then an
+    /// upload by `team` under it is refused, so that one team's version never becomes
+    /// another's `@latest`.
+    pub fn name_taken(&self, name: &PluginName, team: Option<&TeamName>) -> bool {
+        self.plugins.load().get(name).is_some_and(|versions| versions.iter().any(|e| entry_team(e) != team))
+    }
+
     /// Every version that loaded.
     pub fn list(&self) -> Vec<PluginInfo> {
         self.plugins.load().values().flatten().filter_map(|e| e.as_ref().ok()).cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broken(version: &str, team: Option<&str>) -> BrokenPlugin {
+        BrokenPlugin { version: version.into(), class: FaultClass::WrongWorld, reason: "test".into(), team: team.map(|t| TeamName::parse(t).unwrap()) }
+    }
+
+    fn reference(name: &str) -> PluginRef {
+        PluginRef::try_from(name.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn a_teams_plugin_is_unknown_to_other_teams_and_the_names_they_are_told_are_theirs() {
+        let registry = PluginRegistry::default();
+        registry.register_broken(PluginName::parse("mask").unwrap(), broken("1", Some("analytics")));
+        registry.register_broken(PluginName::parse("payroll").unwrap(), broken("1", Some("hr")));
+        registry.register_broken(PluginName::parse("shared").unwrap(), broken("1", None));
+        let (analytics, hr) = (TeamName::parse("analytics").unwrap(), TeamName::parse("hr").unwrap());
+
+        // Found (broken, here) where it may be used; unknown elsewhere.
+        assert!(matches!(registry.resolve_for(&reference("mask"), Some(&analytics)), Err(RegistryError::Broken { .. })));
+        assert!(matches!(registry.resolve_for(&reference("mask"), None), Err(RegistryError::Broken { .. })), "the operator's connectors use every plugin");
+        assert!(matches!(registry.resolve_for(&reference("shared"), Some(&hr)), Err(RegistryError::Broken { .. })));
+        let Err(RegistryError::UnknownPlugin { known, .. }) = registry.resolve_for(&reference("mask"), Some(&hr)) else { panic!("another team's plugin is unknown") };
+        assert_eq!(known, "payroll, shared");
+        let Err(RegistryError::UnknownPlugin { known, .. }) = registry.resolve_for(&reference("nothing"), None) else { panic!("unknown") };
+        assert_eq!(known, "mask, payroll, shared");
+
+        assert_eq!(registry.team(&PluginName::parse("mask").unwrap()), Some(Some(analytics.clone())));
+        assert_eq!(registry.team(&PluginName::parse("shared").unwrap()), Some(None));
+        assert_eq!(registry.team(&PluginName::parse("nothing").unwrap()), None);
+    }
+
+    #[test]
+    fn a_name_is_taken_by_a_version_of_any_other_team() {
+        let registry = PluginRegistry::default();
+        let (mask, shared) = (PluginName::parse("mask").unwrap(), PluginName::parse("shared").unwrap());
+        registry.register_broken(mask.clone(), broken("1", Some("analytics")));
+        registry.register_broken(shared.clone(), broken("1", None));
+        let (analytics, hr) = (TeamName::parse("analytics").unwrap(), TeamName::parse("hr").unwrap());
+        assert!(!registry.name_taken(&mask, Some(&analytics)));
+        assert!(registry.name_taken(&mask, Some(&hr)));
+        assert!(registry.name_taken(&mask, None), "an admin's shared upload may not join a team's name either");
+        assert!(registry.name_taken(&shared, Some(&analytics)), "nor a team's upload a shared name");
+        assert!(!registry.name_taken(&shared, None));
+        assert!(!registry.name_taken(&PluginName::parse("free").unwrap(), Some(&hr)));
+        assert!(usable_by(None, Some(&hr)) && usable_by(Some(&hr), None) && usable_by(Some(&hr), Some(&hr)) && !usable_by(Some(&hr), Some(&analytics)));
     }
 }

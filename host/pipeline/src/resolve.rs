@@ -3,10 +3,14 @@
 //! connector's running task; what is saved and shown keeps the references. Every value a
 //! reference resolved to goes to the runtime as a [`Scrub`], which hides it in whatever the
 //! plugins say.
+//!
+//! A team's connector resolves its team's secrets only, here, at every start: another team's
+//! secret (or the operator's) is missing to it, in the words of a secret no one stored.
 
 use serde_json::Value;
-use turnpike_config::{resolve_at, ConnectorConfig, Problem, SecretLookup};
+use turnpike_config::{resolve_at, ConnectorConfig, Problem};
 use turnpike_runtime::Scrub;
+use turnpike_state::SecretStore;
 
 /// A connector's plugin configs with their references resolved, and what to hide.
 pub(crate) struct ResolvedConfigs {
@@ -20,13 +24,14 @@ pub(crate) struct ResolvedConfigs {
     pub(crate) scrub: Scrub,
 }
 
-/// Resolves every plugin config of `config`; every problem at once, keyed under `key`
-/// (`connector` gives `connector.sink.config.headers.Authorization`; empty gives
-/// `sink.config.headers.Authorization`). No problem holds a value.
-pub(crate) fn resolve_connector(config: &ConnectorConfig, key: &str, secrets: &dyn SecretLookup) -> Result<ResolvedConfigs, Vec<Problem>> {
+/// Resolves every plugin config of `config` with the secrets of its team; every problem at
+/// once, keyed under `key` (`connector` gives `connector.sink.config.headers.Authorization`;
+/// empty gives `sink.config.headers.Authorization`). No problem holds a value.
+pub(crate) fn resolve_connector(config: &ConnectorConfig, key: &str, secrets: &SecretStore) -> Result<ResolvedConfigs, Vec<Problem>> {
+    let secrets = secrets.for_team(config.team.clone());
     let mut problems = Vec::new();
     let mut values = Vec::new();
-    let mut one = |at: String, config: &Value| match resolve_at(config, &under(key, &at), secrets) {
+    let mut one = |at: String, config: &Value| match resolve_at(config, &under(key, &at), &secrets) {
         Ok(resolved) => {
             values.extend(resolved.secret_values);
             resolved.value
@@ -62,7 +67,7 @@ pub(crate) fn one_line(problems: &[Problem]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
+    use turnpike_config::{SecretName, TeamName};
 
     use super::*;
 
@@ -70,9 +75,18 @@ mod tests {
         turnpike_config::HostConfig::parse_connector_yaml(yaml, "test").expect("parses")
     }
 
+    fn store(secrets: &[(&str, &str, Option<&str>)]) -> SecretStore {
+        let store = SecretStore::in_memory();
+        for (name, value, team) in secrets {
+            let team = team.map(|t| TeamName::parse(t).unwrap());
+            store.put(&SecretName::parse(name).unwrap(), value, team.as_ref()).unwrap();
+        }
+        store
+    }
+
     #[test]
     fn every_step_is_resolved_and_every_value_hidden() {
-        let secrets: BTreeMap<String, String> = [("token".to_owned(), "tok-abcdef".to_owned()), ("salt".to_owned(), "salty-salt".to_owned())].into();
+        let secrets = store(&[("token", "tok-abcdef", None), ("salt", "salty-salt", None)]);
         let c = connector("name: s\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {salt: '${secret:salt}'}}]\nsink: {plugin: http-sink, config: {headers: {Authorization: 'Bearer ${secret:token}'}}}\n");
         let resolved = resolve_connector(&c, "connector", &secrets).expect("resolves");
         assert_eq!(resolved.transforms[0]["salt"], "salty-salt");
@@ -84,11 +98,38 @@ mod tests {
 
     #[test]
     fn missing_references_are_problems_under_the_key_given() {
-        let none: BTreeMap<String, String> = BTreeMap::new();
+        let none = store(&[]);
         let c = connector("name: s\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {salt: '${secret:salt}'}}]\nsink: {plugin: http-sink, config: {url: '${secret:url}'}}\n");
         let problems = resolve_connector(&c, "", &none).err().expect("refused");
         let keys: Vec<&str> = problems.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(keys, ["transforms[0].config.salt", "sink.config.url"]);
         assert!(one_line(&problems).contains(r#"sink.config.url: ${secret:url}: no secret named "url""#), "{}", one_line(&problems));
+    }
+
+    #[test]
+    fn a_team_connector_resolves_its_teams_secrets_and_no_one_elses() {
+        let secrets = store(&[("salt", "analytics-salt", Some("analytics")), ("payroll", "hr-password", Some("hr")), ("broker", "operator-key", None)]);
+        let own = connector("name: s\nteam: analytics\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {salt: '${secret:salt}'}}]\n");
+        assert_eq!(resolve_connector(&own, "", &secrets).expect("its own secret").transforms[0]["salt"], "analytics-salt");
+
+        let others = connector("name: s\nteam: analytics\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {a: '${secret:payroll}', b: '${secret:broker}', c: '${secret:nothing}'}}]\n");
+        let problems = resolve_connector(&others, "", &secrets).err().expect("refused");
+        // Said as of a secret no one stored, so the name tells nothing.
+        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            [
+                r#"transforms[0].config.a: ${secret:payroll}: no secret named "payroll" (create it with PUT /v1/secrets/payroll)"#,
+                r#"transforms[0].config.b: ${secret:broker}: no secret named "broker" (create it with PUT /v1/secrets/broker)"#,
+                r#"transforms[0].config.c: ${secret:nothing}: no secret named "nothing" (create it with PUT /v1/secrets/nothing)"#,
+            ]
+        );
+
+        let operator = connector("name: s\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {a: '${secret:payroll}', b: '${secret:salt}'}}]\n");
+        assert!(resolve_connector(&operator, "", &secrets).is_ok(), "the operator's connector resolves every secret");
+
+        let host_refs = connector("name: s\nteam: analytics\ntopics: [a]\ntransforms: [{plugin: pii-mask, config: {salt: '${env:HOME}'}}]\n");
+        let problems = resolve_connector(&host_refs, "", &secrets).err().expect("refused");
+        assert!(one_line(&problems).contains("cannot read the host's environment"), "{}", one_line(&problems));
     }
 }

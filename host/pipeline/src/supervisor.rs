@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy};
+use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy, TeamName};
 use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
 use turnpike_state::SecretStore;
@@ -192,8 +192,8 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
 }
 
 /// Resolves a plugin reference and checks it is of the kind the stage needs.
-pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wanted: PluginKind) -> Result<PluginInfo, FaultInfo> {
-    let info = registry.resolve(reference).map_err(|e: RegistryError| FaultInfo { class: e.class().into(), message: e.to_string() })?;
+pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wanted: PluginKind, team: Option<&TeamName>) -> Result<PluginInfo, FaultInfo> {
+    let info = registry.resolve_for(reference, team).map_err(|e: RegistryError| FaultInfo { class: e.class().into(), message: e.to_string() })?;
     let actual = info.plugin.kind();
     if actual != wanted {
         let message = format!("{} is a {} plugin; this stage needs a {} plugin", info.label(), actual.as_str(), wanted.as_str());
@@ -208,6 +208,9 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
     let config = connector.config();
+    // Its team's plugins and secrets only, checked at every start: a plugin name free when
+    // the connector was accepted may since belong to another team.
+    let team = config.team.as_ref();
     // References resolve now, for this run only (a secret stored since the last run is what
     // this one gets); one that does not fails the run with every problem, and no value.
     let mut resolved = resolve_connector(config, "", &shared.secrets).map_err(|problems| FaultInfo::new(FaultClass::Config, format!("not started: {}", one_line(&problems))))?;
@@ -215,7 +218,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         .transforms()
         .iter()
         .zip(&resolved.transforms)
-        .map(|(step, config)| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform)?, config)))
+        .map(|(step, config)| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform, team)?, config)))
         .collect::<Result<Vec<_>, FaultInfo>>()?;
     let kafka_fault = |e: KafkaError| FaultInfo::new(FaultClass::Kafka, e.to_string());
     let mut limits = instance_limits(connector);
@@ -238,19 +241,19 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone() };
     let task = match connector.flow() {
         Flow::Source { source, output } => {
-            let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source)?;
+            let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source, team)?;
             labels.insert(0, info.label());
             let mut step = source.clone();
             step.config = resolved.source.take().unwrap_or(step.config);
             let plugin = SourcePlugin { info, step, output_topic: output.topic.clone(), limits };
-            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), secrets: shared.secrets.clone() })
+            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), secrets: shared.secrets.for_team(config.team.clone()) })
         }
         Flow::Sink { sink, .. } => {
-            let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink)?;
+            let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink, team)?;
             labels.push(plugin.label());
             let mut step = sink.clone();
             step.config = resolved.sink.take().unwrap_or(step.config);
-            Task::Sink(SinkTask { consumer: consumer()?, cx, step, plugin, limits, secrets: shared.secrets.clone() })
+            Task::Sink(SinkTask { consumer: consumer()?, cx, step, plugin, limits, secrets: shared.secrets.for_team(config.team.clone()) })
         }
         Flow::Transform { output, .. } => Task::Transform(TransformTask {
             consumer: consumer()?,

@@ -6,11 +6,12 @@
 //!
 //! Each plugin gets its config with its references resolved, as it would at start; a
 //! reference that does not resolve is a problem of its own, and that plugin is not created.
+//! Plugins and secrets are the connector's team's, as at start.
 
 use std::time::Duration;
 
 use serde_json::Value;
-use turnpike_config::{resolve_at, Connector, ConnectorConfig, Flow, PluginRef, Problem, TopicName};
+use turnpike_config::{resolve_at, Connector, ConnectorConfig, Flow, PluginRef, Problem, TeamName, TopicName};
 use turnpike_runtime::{CreateError, HttpGrant, InstanceLabels, InstanceLimits, PluginKind, Scrub, SinkInstance, SourceInstance, TransformInstance};
 use turnpike_state::SecretStore;
 
@@ -20,6 +21,8 @@ use crate::supervisor::{instance_limits, limits_with, resolve_kind};
 /// What the plugins of one connector are checked with.
 pub(crate) struct PluginChecks<'a> {
     connector: String,
+    /// The connector's team: the plugins and secrets it may use.
+    team: Option<&'a TeamName>,
     steps: Vec<Step<'a>>,
     limits: InstanceLimits,
 }
@@ -51,7 +54,7 @@ impl<'a> PluginChecks<'a> {
         if let Flow::Sink { sink, .. } = connector.flow() {
             steps.push(Step { at: "sink".into(), reference: &sink.plugin, config: &sink.config, kind: StepKind::Sink });
         }
-        Self { connector: connector.name().to_string(), steps, limits: instance_limits(connector) }
+        Self { connector: connector.name().to_string(), team: connector.config().team.as_ref(), steps, limits: instance_limits(connector) }
     }
 
     /// The plugins of a connector that broke the rules, as written, with its limits as
@@ -72,7 +75,7 @@ impl<'a> PluginChecks<'a> {
             Ok(http) => limits_with(&config.limits, http.with_timeouts(Duration::from_millis(h.connect_timeout_ms.get()), Duration::from_millis(h.timeout_ms.get()))),
             Err(_) => InstanceLimits::default(),
         };
-        Self { connector: config.name.to_string(), steps, limits }
+        Self { connector: config.name.to_string(), team: config.team.as_ref(), steps, limits }
     }
 }
 
@@ -84,7 +87,8 @@ fn transforms(config: &ConnectorConfig) -> impl Iterator<Item = Step<'_>> {
 /// plugins, plugins of the wrong kind, references that do not resolve, configurations a
 /// plugin refuses, plugins that cannot start.
 pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginChecks<'_>, secrets: &SecretStore) -> (Vec<String>, Vec<Problem>) {
-    let PluginChecks { connector, steps, mut limits } = checks;
+    let PluginChecks { connector, team, steps, mut limits } = checks;
+    let secrets = secrets.for_team(team.cloned());
     let mut problems = Vec::new();
     let mut labels = Vec::new();
     // Validation only creates instances; a short deadline keeps a bad plugin from stalling it.
@@ -95,14 +99,14 @@ pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginCheck
             StepKind::Transform => PluginKind::Transform,
             StepKind::Sink => PluginKind::Sink,
         };
-        let info = match resolve_kind(registry, reference, wanted) {
+        let info = match resolve_kind(registry, reference, wanted, team) {
             Ok(info) => info,
             Err(fault) => {
                 problems.push(Problem::new(format!("connector.{at}.plugin"), fault.message));
                 continue;
             }
         };
-        let resolved = match resolve_at(config, &format!("connector.{at}.config"), secrets) {
+        let resolved = match resolve_at(config, &format!("connector.{at}.config"), &secrets) {
             Ok(resolved) => resolved,
             Err(unresolved) => {
                 problems.extend(unresolved);

@@ -3,13 +3,16 @@
 //! ```text
 //! <dir>/connectors/<name>.json        {"config": {…}, "lifecycle": "running" | "paused" | "stopped"}
 //! <dir>/plugins/<name>/<version>.wasm the uploaded component, as uploaded
-//! <dir>/plugins/<name>/<version>.meta.json {"seq": 3, "uploaded_at": 1700000000000}
+//! <dir>/plugins/<name>/<version>.meta.json {"seq": 3, "uploaded_at": 1700000000000, "team": "analytics"}
 //! <dir>/compiled/<digest>-<engine>.cwasm compiled code, written and read only by the runtime
 //! <dir>/secrets/<name>                  a secret's value, mode 0600 (`secrets.rs`)
+//! <dir>/secret-teams.json               {"name": "team", …}: each secret's team, mode 0600 (`secrets.rs`)
+//! <dir>/tokens.json                     the admin API's tokens, only their SHA-256, mode 0600 (`tokens.rs`)
 //! ```
 //!
 //! `seq` orders a plugin's versions by upload, so `@latest` means the same version after a
-//! restart as before it (`order.rs`); `uploaded_at` is milliseconds since the Unix epoch.
+//! restart as before it (`order.rs`); `uploaded_at` is milliseconds since the Unix epoch;
+//! `team` is the team that uploaded the version, absent for a plugin every team shares.
 //!
 //! Every write goes to a temporary file (`.tmp-*`) in the same directory, is flushed to
 //! disk, then renamed over the old file: a crash mid-write leaves the old file or the new
@@ -21,6 +24,7 @@
 
 mod order;
 mod secrets;
+mod tokens;
 
 use std::fs;
 use std::io::Write;
@@ -28,9 +32,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use turnpike_config::{ConnectorConfig, PluginName};
+use turnpike_config::{ConnectorConfig, PluginName, TeamName};
 
-pub use secrets::{SecretInfo, SecretStore};
+pub use secrets::{SecretInfo, SecretStore, TeamSecrets};
+pub use tokens::{AuthFailure, TokenInfo, TokenStore};
 
 /// What a connector should be doing after a restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,14 +101,28 @@ pub fn case_collision<'a>(name: &str, existing: impl IntoIterator<Item = &'a str
     existing.into_iter().find(|&other| other != name && case_key(other) == key)
 }
 
+/// One saved plugin version.
+#[derive(Debug)]
+pub struct SavedPlugin {
+    /// The plugin.
+    pub name: PluginName,
+    /// The version.
+    pub version: String,
+    /// The component, as uploaded.
+    pub bytes: Vec<u8>,
+    /// When it was uploaded; for a version saved without upload metadata (by an earlier
+    /// host), the file's modification time.
+    pub uploaded_at: std::time::SystemTime,
+    /// The team that uploaded it; `None`: shared by every team.
+    pub team: Option<TeamName>,
+}
+
 /// Everything a state directory holds.
 #[derive(Debug, Default)]
 pub struct Saved {
-    /// `(name, version, component bytes, when it was uploaded)`, each plugin's versions in
-    /// upload order (oldest first), so the last one is what `@latest` named before the restart.
-    /// For a version saved without upload metadata (by an earlier host) the time is the
-    /// file's modification time.
-    pub plugins: Vec<(PluginName, String, Vec<u8>, std::time::SystemTime)>,
+    /// Each plugin's versions in upload order (oldest first), so the last one is what
+    /// `@latest` named before the restart.
+    pub plugins: Vec<SavedPlugin>,
     /// Connectors with their lifecycle.
     pub connectors: Vec<(ConnectorConfig, Lifecycle)>,
 }
@@ -133,9 +152,16 @@ impl StateStore {
         self.dir.join("compiled")
     }
 
-    /// The secrets store in this directory (`<dir>/secrets`).
+    /// The secrets store in this directory (`<dir>/secrets`, their teams in
+    /// `<dir>/secret-teams.json`).
     pub fn secrets(&self) -> SecretStore {
         SecretStore::in_dir(self.dir.join("secrets"))
+    }
+
+    /// The admin API's tokens in this directory (`<dir>/tokens.json`). Each call makes a new
+    /// store: make one and clone it, so that every clone sees the fresh `last_used_at` times.
+    pub fn tokens(&self) -> TokenStore {
+        TokenStore::in_dir(&self.dir)
     }
 
     fn connector_path(&self, name: &str) -> PathBuf {
@@ -165,16 +191,17 @@ impl StateStore {
         self.connector_path(name).is_file()
     }
 
-    /// Saves an uploaded component as the plugin's newest version: saving an existing version
-    /// again moves it last, as registering it again does in the registry.
-    pub fn save_plugin(&self, name: &PluginName, version: &str, bytes: &[u8]) -> Result<(), StateError> {
+    /// Saves a component `team` uploaded (`None`: shared) as the plugin's newest version:
+    /// saving an existing version again moves it last, as registering it again does in the
+    /// registry.
+    pub fn save_plugin(&self, name: &PluginName, version: &str, bytes: &[u8], team: Option<&TeamName>) -> Result<(), StateError> {
         let dir = self.dir.join("plugins").join(name.as_str());
         fs::create_dir_all(&dir).map_err(io(&dir))?;
         let _one_at_a_time = self.uploads.lock().unwrap_or_else(|p| p.into_inner());
         // The metadata first: the component's rename is what makes the version exist, so a
         // crash between the two leaves metadata of no version (ignored) rather than a version
         // that has lost its place in the order.
-        order::save(&dir, version)?;
+        order::save(&dir, version, team)?;
         write_atomically(&self.plugin_path(name, version), bytes)
     }
 
@@ -196,9 +223,9 @@ impl StateStore {
                 continue;
             }
             let Some(name) = dir.file_name().and_then(|n| n.to_str()).and_then(|n| PluginName::parse(n).ok()) else { continue };
-            for (version, file, uploaded_at) in order::versions(&dir)? {
+            for (version, file, uploaded_at, team) in order::versions(&dir)? {
                 let bytes = fs::read(&file).map_err(io(&file))?;
-                saved.plugins.push((name.clone(), version, bytes, uploaded_at));
+                saved.plugins.push(SavedPlugin { name: name.clone(), version, bytes, uploaded_at, team });
             }
         }
         let connectors = self.dir.join("connectors");
@@ -270,15 +297,15 @@ mod tests {
         store.save_connector(&connector("two"), Lifecycle::Running).unwrap();
         store.save_connector(&connector("two"), Lifecycle::Stopped).unwrap();
         let name = PluginName::parse("mask").unwrap();
-        store.save_plugin(&name, "1.0.0", b"bytes").unwrap();
-        store.save_plugin(&name, "2.0.0", b"more").unwrap();
+        store.save_plugin(&name, "1.0.0", b"bytes", None).unwrap();
+        store.save_plugin(&name, "2.0.0", b"more", None).unwrap();
         store.remove_plugin(&name, "2.0.0").unwrap();
         store.remove_connector("gone").unwrap();
 
         let saved = StateStore::open(dir.path()).unwrap().load().unwrap();
         let lifecycles: Vec<_> = saved.connectors.iter().map(|(c, l)| (c.name.to_string(), *l)).collect();
         assert_eq!(lifecycles, [("one".to_owned(), Lifecycle::Paused), ("two".to_owned(), Lifecycle::Stopped)]);
-        let plugins: Vec<_> = saved.plugins.iter().map(|(n, v, b, _)| (n.clone(), v.clone(), b.clone())).collect();
+        let plugins: Vec<_> = saved.plugins.iter().map(|p| (p.name.clone(), p.version.clone(), p.bytes.clone())).collect();
         assert_eq!(plugins, [(name, "1.0.0".to_owned(), b"bytes".to_vec())]);
     }
 
@@ -303,7 +330,7 @@ mod tests {
         fs::create_dir_all(&plugin_dir).unwrap();
         fs::write(plugin_dir.join(".hidden.wasm"), b"bytes").unwrap();
         fs::write(plugin_dir.join(".tmp-half"), b"by").unwrap();
-        let versions: Vec<_> = store.load().unwrap().plugins.into_iter().map(|(_, version, _, _)| version).collect();
+        let versions: Vec<_> = store.load().unwrap().plugins.into_iter().map(|p| p.version).collect();
         assert_eq!(versions, [".hidden"]);
 
         let mut hidden = serde_json::to_value(SavedConnector { config: connector("x"), lifecycle: Lifecycle::Running }).unwrap();

@@ -120,3 +120,31 @@ fn secrets_referenced_and_reference_only_values_are_found() {
         assert!(!is_only_references(not), "{not:?}");
     }
 }
+
+/// A team's view of the secrets: its own only, and none of the host's environment or files.
+struct TeamOnly(BTreeMap<String, String>);
+
+impl SecretLookup for TeamOnly {
+    fn secret(&self, name: &str) -> Option<String> {
+        self.0.secret(name)
+    }
+    fn host_references(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_lookup_without_host_references_refuses_env_and_file_and_reads_neither() {
+    let path = std::env::temp_dir().join(format!("turnpike-ref-{}-team-file", std::process::id()));
+    std::fs::write(&path, "host-only-text").expect("write");
+    let team = TeamOnly(store(&[("own", "own-value")]));
+    let config = json!({ "a": "${secret:own}", "b": "${env:CARGO_PKG_NAME}", "c": format!("${{file:{}}}", path.display()) });
+    let problems = resolve(&config, &team).expect_err("refused");
+    let text = messages(&problems);
+    assert_eq!(problems.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["b", "c"], "{text:?}");
+    assert!(text[0].contains("cannot read the host's environment"), "{text:?}");
+    assert!(text[1].contains("cannot read the host's files"), "{text:?}");
+    assert!(!text.iter().any(|t| t.contains("host-only-text") || t.contains("turnpike-config")), "{text:?}");
+    assert_eq!(resolve(&json!("${secret:own}"), &team).expect("its own secret").value, json!("own-value"));
+    std::fs::remove_file(&path).ok();
+}

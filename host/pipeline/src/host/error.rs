@@ -38,6 +38,10 @@ pub enum HostError {
     /// Kafka clients could not be created.
     #[error(transparent)]
     Kafka(#[from] KafkaError),
+    /// The plugin name has versions of another team (the owner is not named): upload under
+    /// another name.
+    #[error("plugin name {0:?} is taken; choose another name")]
+    NameTaken(String),
     /// A plugin version is already registered with other bytes.
     #[error("{0} already exists with different content; upload under a new version")]
     VersionExists(String),

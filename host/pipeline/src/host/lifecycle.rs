@@ -123,10 +123,12 @@ impl Host {
     }
 
     /// The transform chain `connector` names: each plugin version, and its config with its
-    /// references resolved (a reference that does not resolve is refused, naming it).
+    /// references resolved (a reference that does not resolve is refused, naming it), both
+    /// as its team may use them.
     fn resolve(&self, connector: &Connector) -> Result<Stages, HostError> {
         let resolved = resolve_connector(connector.config(), "connector", &self.shared.secrets).map_err(HostError::Invalid)?;
-        let steps = connector.transforms().iter().zip(resolved.transforms).map(|(t, config)| Ok((self.registry().resolve(&t.plugin)?, config)));
+        let team = connector.config().team.as_ref();
+        let steps = connector.transforms().iter().zip(resolved.transforms).map(|(t, config)| Ok((self.registry().resolve_for(&t.plugin, team)?, config)));
         Ok(Stages { steps: steps.collect::<Result<_, RegistryError>>()?, scrub: resolved.scrub })
     }
 

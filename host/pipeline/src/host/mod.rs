@@ -16,13 +16,14 @@ mod plugins;
 mod rules;
 mod secrets;
 mod table;
+mod team_rules;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedMutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
-use turnpike_config::{Connector, ConnectorConfig, PluginName, SandboxConfig};
+use turnpike_config::{Connector, ConnectorConfig, PluginName, SandboxConfig, TeamName, TeamPolicy};
 use turnpike_kafka::{ensure_positions_topic, DEFAULT_POSITIONS_TOPIC};
 use turnpike_runtime::Runtime;
 use turnpike_state::{Lifecycle, SecretStore, StateStore};
@@ -70,6 +71,8 @@ pub struct Host {
     store: Option<StateStore>,
     /// Set by [`Host::shutdown`]: nothing starts any more.
     closing: std::sync::atomic::AtomicBool,
+    /// The teams of a shared host and the topics each may touch.
+    teams: BTreeMap<TeamName, TeamPolicy>,
 }
 
 impl Host {
@@ -94,7 +97,20 @@ impl Host {
             plugin_locks: Mutex::new(HashMap::new()),
             store: None,
             closing: std::sync::atomic::AtomicBool::new(false),
+            teams: BTreeMap::new(),
         }
+    }
+
+    /// The teams of a shared host (`teams:` in the host config): a connector that names a
+    /// team must be one of them and touch only its topics. Call before any connector starts.
+    pub fn with_teams(mut self, teams: BTreeMap<TeamName, TeamPolicy>) -> Self {
+        self.teams = teams;
+        self
+    }
+
+    /// The teams of this host.
+    pub fn teams(&self) -> &BTreeMap<TeamName, TeamPolicy> {
+        &self.teams
     }
 
     /// Keeps source positions in `topic` instead of the default
@@ -188,6 +204,12 @@ impl Host {
     fn with<T>(&self, name: &str, f: impl FnOnce(&mut Entry) -> T) -> Result<T, HostError> {
         let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
         connectors.get_mut(name).map(f).ok_or_else(|| HostError::NotFound(name.to_owned()))
+    }
+
+    /// The team that owns connector `name`: `None` if there is no such connector,
+    /// `Some(None)` for the operator's.
+    pub fn connector_team(&self, name: &str) -> Option<Option<TeamName>> {
+        self.connectors.lock().unwrap_or_else(|p| p.into_inner()).get(name).map(|e| e.definition.config().team.clone())
     }
 
     /// A connector's configuration and status.

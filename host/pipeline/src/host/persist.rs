@@ -1,5 +1,5 @@
 //! The state directory: connectors saved as they were written, with their lifecycle, and
-//! brought back at start.
+//! plugin uploads with their teams, brought back at start.
 
 use std::sync::Arc;
 
@@ -19,8 +19,10 @@ impl Host {
     pub async fn restore(&self) -> Result<(), HostError> {
         let Some(store) = &self.store else { return Ok(()) };
         let saved = store.load()?;
-        for (name, version, bytes, saved_at) in saved.plugins {
-            let _ = self.load_plugin_at(name, version, bytes, saved_at, true).await;
+        for p in saved.plugins {
+            // With the team that uploaded it: a restart neither shares a team's plugin nor
+            // frees its name.
+            let _ = self.load_plugin_at(p.name, p.version, p.bytes, p.uploaded_at, p.team, true).await;
         }
         for (config, lifecycle) in saved.connectors {
             let name = config.name.to_string();

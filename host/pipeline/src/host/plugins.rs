@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem};
+use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, TeamName};
 use turnpike_runtime::LoadError;
 
 use super::{Host, HostError};
@@ -17,19 +17,28 @@ impl Host {
     /// Compiles a component (on a blocking thread) and registers it as `name@version`. A
     /// component that fails to load is registered as broken, so connectors using it fail
     /// with the reason, and the error is returned. For plugins the host is given (built-ins,
-    /// files, the state directory); uploads go through [`Host::upload_plugin`].
+    /// files): shared with every team. Uploads go through [`Host::upload_plugin`].
     pub async fn load_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<PluginInfo, HostError> {
-        self.load_plugin_at(name, version, bytes, SystemTime::now(), true).await
+        self.load_plugin_at(name, version, bytes, SystemTime::now(), None, true).await
     }
 
-    pub(super) async fn load_plugin_at(&self, name: PluginName, version: String, bytes: Vec<u8>, uploaded_at: SystemTime, register_broken: bool) -> Result<PluginInfo, HostError> {
+    /// [`Host::load_plugin`] of a saved upload, with its time and team.
+    pub(super) async fn load_plugin_at(
+        &self,
+        name: PluginName,
+        version: String,
+        bytes: Vec<u8>,
+        uploaded_at: SystemTime,
+        team: Option<TeamName>,
+        register_broken: bool,
+    ) -> Result<PluginInfo, HostError> {
         let label = format!("{name}@{version}");
         match self.compile(bytes).await {
-            Ok(plugin) => Ok(self.register(PluginInfo { name, version, plugin, uploaded_at })),
+            Ok(plugin) => Ok(self.register(PluginInfo { name, version, plugin, uploaded_at, team })),
             Err(source) => {
                 tracing::error!(plugin = %label, class = source.class().as_str(), error = %source, "plugin could not be loaded");
                 if register_broken {
-                    let broken = BrokenPlugin { version, class: source.class(), reason: source.to_string() };
+                    let broken = BrokenPlugin { version, class: source.class(), reason: source.to_string(), team };
                     self.registry().register_broken(name, broken);
                 }
                 Err(HostError::Load { name: label, source })
@@ -55,14 +64,21 @@ impl Host {
         info
     }
 
-    /// Uploads a component as `name@version`. The same bytes again are accepted without
-    /// change (`Ok(false)`); other bytes under an existing version are refused. A component that does not load is refused and not
-    /// registered, so it can never become `name@latest`. The version is reserved (one upload
-    /// of a plugin at a time) from the check to the save, and saved before it is
-    /// registered: a failed save changes nothing.
-    pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>) -> Result<(PluginInfo, bool), HostError> {
+    /// Uploads a component as `name@version` for `team` (`None`: shared with every team). The
+    /// same bytes again are accepted without change (`Ok(false)`); other bytes under an
+    /// existing version are refused. A name with versions of another team (or shared ones,
+    /// for a team) is refused without saying whose: one team's upload must never become
+    /// another's `@latest`. A component that does not load is refused and not registered, so
+    /// it can never become `name@latest`. The version is reserved (one upload of a plugin at
+    /// a time) from the check to the save, and saved before it is registered: a failed save
+    /// changes nothing.
+    pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>, team: Option<TeamName>) -> Result<(PluginInfo, bool), HostError> {
         let lock = self.plugin_locks.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default().clone();
         let one_upload_per_plugin = lock.lock_owned().await;
+        if self.registry().name_taken(&name, team.as_ref()) {
+            tracing::warn!(plugin = %name, team = team.as_ref().map_or("", TeamName::as_str), "upload refused: the plugin name belongs to another team");
+            return Err(HostError::NameTaken(name.to_string()));
+        }
         let reference = PluginRef { name: name.clone(), version: Some(version.clone()) };
         let label = format!("{name}@{version}");
         if let Ok(existing) = self.registry().resolve(&reference) {
@@ -89,14 +105,20 @@ impl Host {
         };
         drop(compiling);
         if let Some(store) = &self.store {
-            store.save_plugin(&name, &version, &bytes).map_err(HostError::NotSaved)?;
+            store.save_plugin(&name, &version, &bytes, team.as_ref()).map_err(HostError::NotSaved)?;
         }
-        let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at: SystemTime::now() });
+        let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at: SystemTime::now(), team });
         // Registered and saved: the next upload of this plugin need not wait for connectors
         // to switch.
         drop(one_upload_per_plugin);
         self.follow_latest(&name).await;
         Ok((info, true))
+    }
+
+    /// The team plugin `name` belongs to: `None` if there is no such plugin, `Some(None)` if
+    /// every team may use it. For the API, which answers another team's plugin as unknown.
+    pub fn plugin_team(&self, name: &PluginName) -> Option<Option<TeamName>> {
+        self.registry().team(name)
     }
 
     /// Connectors whose current run uses `name@version`, whose config names that version, or
@@ -156,13 +178,15 @@ impl Host {
             Err(_) => PluginChecks::as_written(config),
         };
         let (labels, plugin_problems) = check_plugins(self.registry(), checks, &self.shared.secrets).await;
+        // Its team's secrets only, as at its start.
+        let secrets = self.shared.secrets.for_team(config.team.clone());
         let mut problems = checked.err().unwrap_or_default();
         let rules = problems.clone();
         // A malformed reference is a rule's problem already; the plugin check finds it again.
         problems.extend(plugin_problems.into_iter().filter(|p| !rules.contains(p)));
         // A storage grant that is well formed is tried: the bucket exists and the keys work.
         if let (Some(access), true) = (&config.storage, problems.is_empty()) {
-            let checked = match crate::storage::credentials(access, &self.shared.secrets) {
+            let checked = match crate::storage::credentials(access, &secrets) {
                 Ok((credentials, _)) => crate::storage::check(access, credentials).await,
                 Err(e) => Err(e),
             };
@@ -172,7 +196,7 @@ impl Host {
         }
         // So is a database grant: the database answers and the password works.
         if let (Some(access), true) = (&config.database, problems.is_empty()) {
-            let checked = match crate::database::check(access, &self.shared.secrets) {
+            let checked = match crate::database::check(access, &secrets) {
                 Ok(check) => check.await,
                 Err(e) => Err(e),
             };
@@ -187,12 +211,14 @@ impl Host {
         }
     }
 
-    /// Runs a transform plugin on sample records, in a fresh instance, with no broker. The
-    /// config's references are resolved as at a connector's start, and what they resolved to
-    /// is hidden in everything the answer holds.
-    pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord]) -> Result<DryRunResult, HostError> {
-        let info = self.registry().resolve(plugin)?;
-        let resolved = turnpike_config::resolve_at(config, "config", &self.shared.secrets).map_err(HostError::Invalid)?;
+    /// Runs a transform plugin on sample records, in a fresh instance, with no broker, for
+    /// `team` (`None`: the operator). The plugin and the config's references are resolved as
+    /// at the start of a connector of that team (another team's plugin and secrets are not
+    /// there), and what the references resolved to is hidden in everything the answer holds.
+    pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord], team: Option<&TeamName>) -> Result<DryRunResult, HostError> {
+        let info = self.registry().resolve_for(plugin, team)?;
+        let secrets = self.shared.secrets.for_team(team.cloned());
+        let resolved = turnpike_config::resolve_at(config, "config", &secrets).map_err(HostError::Invalid)?;
         let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
         let scrub = turnpike_runtime::Scrub::new(resolved.secret_values);
         Ok(crate::dry_run::dry_run(&info, &resolved.value, &scrub, samples).await?)
@@ -230,5 +256,23 @@ mod tests {
         assert!(matches!(&refused, HostError::Busy(m) if m.contains("sandbox.max_concurrent_checks")), "{refused}");
         drop(held);
         assert!(permit(&slots, "checks", "sandbox.max_concurrent_checks").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_plugin_name_with_another_teams_versions_is_taken_without_naming_the_team() {
+        let host = Host::new(crate::Runtime::new().expect("engine"), Vec::new(), crate::SandboxConfig::default());
+        let (mask, analytics, hr) = (PluginName::parse("mask").unwrap(), TeamName::parse("analytics").unwrap(), TeamName::parse("hr").unwrap());
+        // A version that did not load still holds the name for its team.
+        host.registry().register_broken(mask.clone(), BrokenPlugin { version: "1".into(), class: turnpike_runtime::FaultClass::WrongWorld, reason: "test".into(), team: Some(analytics.clone()) });
+        for other in [Some(hr), None] {
+            let refused = host.upload_plugin(mask.clone(), "2".into(), b"not wasm".to_vec(), other).await.unwrap_err();
+            assert!(matches!(&refused, HostError::NameTaken(_)), "{refused}");
+            assert_eq!(refused.to_string(), r#"plugin name "mask" is taken; choose another name"#);
+        }
+        // Its own team gets past the name to the component, which here does not load.
+        let own = host.upload_plugin(mask.clone(), "2".into(), b"not wasm".to_vec(), Some(analytics.clone())).await.unwrap_err();
+        assert!(matches!(own, HostError::Load { .. }), "{own}");
+        assert_eq!(host.plugin_team(&mask), Some(Some(analytics)));
+        assert_eq!(host.plugin_team(&PluginName::parse("free").unwrap()), None);
     }
 }

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use turnpike_config::{Connector, ConnectorConfig, Problem};
+use turnpike_config::{Connector, ConnectorConfig, PluginName, Problem, TeamName};
 
 use super::table::Entry;
 use super::{Host, HostError};
+use crate::registry::usable_by;
 
 impl Host {
     /// `config` validated, or every problem, each with its key: the connector's own rules,
@@ -30,6 +31,8 @@ impl Host {
         if config.errors.dead_letter_topic.as_ref().is_some_and(|t| internal(t.as_str())) {
             problems.push(Problem::new("connector.errors.dead_letter_topic", format!("{positions:?} is the host's internal source-positions topic")));
         }
+        problems.extend(super::team_rules::topic_problems(config, &self.teams));
+        problems.extend(plugin_team_problems(config, |name| self.registry().team(name)));
         problems.extend(host_rules(config, &self.connectors.lock().unwrap_or_else(|p| p.into_inner())));
         match validated {
             Some(connector) if problems.is_empty() => Ok(connector),
@@ -91,4 +94,77 @@ pub(super) fn host_rules(config: &ConnectorConfig, connectors: &BTreeMap<String,
         problems.push(Problem::new("connector.name", format!("{name:?} differs from the existing connector {other:?} only in case; choose another name")));
     }
     problems
+}
+
+/// The plugins a team's connector names but may not use: another team's, each at its step's
+/// key, in words that do not say whose it is. The operator's connectors may use every plugin;
+/// a name no plugin has is left to the plugin checks (and, once uploaded by another team,
+/// is unknown to this connector at its start). `team_of` is [`crate::PluginRegistry::team`].
+pub(super) fn plugin_team_problems(config: &ConnectorConfig, team_of: impl Fn(&PluginName) -> Option<Option<TeamName>>) -> Vec<Problem> {
+    let Some(team) = &config.team else { return Vec::new() };
+    config
+        .plugin_refs()
+        .into_iter()
+        .filter(|(_, r)| team_of(&r.name).is_some_and(|owner| !usable_by(owner.as_ref(), Some(team))))
+        .map(|(key, r)| {
+            let message = format!("plugin {:?} is not available to team {:?}; use one of the team's own plugins or a shared one", r.name.as_str(), team.as_str());
+            Problem::new(format!("connector.{key}"), message)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use turnpike_config::{PluginRef, TeamPolicy};
+
+    use super::*;
+    use crate::registry::BrokenPlugin;
+
+    fn connector(yaml: &str) -> ConnectorConfig {
+        turnpike_config::HostConfig::parse_connector_yaml(yaml, "test").expect("parses")
+    }
+
+    fn team(t: &str) -> TeamName {
+        TeamName::parse(t).unwrap()
+    }
+
+    /// Plugins by name: `mask` is analytics', `payroll` hr's, `identity` shared.
+    fn owners(name: &PluginName) -> Option<Option<TeamName>> {
+        match name.as_str() {
+            "mask" => Some(Some(team("analytics"))),
+            "payroll" => Some(Some(team("hr"))),
+            "identity" => Some(None),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_team_connector_may_use_its_teams_plugins_and_shared_ones_only() {
+        let c = connector("{name: m, team: analytics, topics: [a], output_topic: b, transforms: [{plugin: mask}, {plugin: payroll@1.0.0}, {plugin: identity}, {plugin: not-yet}]}");
+        let problems = plugin_team_problems(&c, owners);
+        assert_eq!(problems, [Problem::new("connector.transforms[1].plugin", r#"plugin "payroll" is not available to team "analytics"; use one of the team's own plugins or a shared one"#)]);
+        assert!(!problems[0].message.contains("hr"), "the owner is not named");
+        let sink = connector("{name: s, team: hr, topics: [a], sink: {plugin: mask}}");
+        assert_eq!(plugin_team_problems(&sink, owners).iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["connector.sink.plugin"]);
+        let operator = connector("{name: o, topics: [a], output_topic: b, transforms: [{plugin: mask}, {plugin: payroll}]}");
+        assert!(plugin_team_problems(&operator, owners).is_empty(), "the operator's connectors use every plugin");
+    }
+
+    #[test]
+    fn the_hosts_check_refuses_another_teams_plugin() {
+        let teams = BTreeMap::from([(team("analytics"), TeamPolicy { topics: vec!["analytics.*".into()] }), (team("hr"), TeamPolicy { topics: vec!["hr.*".into()] })]);
+        let host = Host::new(crate::Runtime::new().expect("engine"), Vec::new(), crate::SandboxConfig::default()).with_teams(teams);
+        let broken = BrokenPlugin { version: "1".into(), class: turnpike_runtime::FaultClass::WrongWorld, reason: "test".into(), team: Some(team("hr")) };
+        host.registry().register_broken(PluginName::parse("payroll").unwrap(), broken);
+        let c = connector("{name: m, team: analytics, topics: [analytics.in], output_topic: analytics.out, transforms: [{plugin: payroll}]}");
+        let problems = host.checked(&c).expect_err("refused");
+        assert!(problems.iter().any(|p| p.key == "connector.transforms[0].plugin" && p.message.starts_with(r#"plugin "payroll" is not available to team "analytics""#)), "{problems:?}");
+        let own = connector("{name: h, team: hr, topics: [hr.in], output_topic: hr.out, transforms: [{plugin: payroll}]}");
+        assert!(host.checked(&own).is_ok(), "its own team's plugin passes the host's rules");
+        // At start, too, another team's plugin is not there for it.
+        let reference = PluginRef::try_from("payroll".to_owned()).unwrap();
+        assert!(matches!(host.registry().resolve_for(&reference, Some(&team("analytics"))), Err(crate::registry::RegistryError::UnknownPlugin { .. })));
+    }
 }

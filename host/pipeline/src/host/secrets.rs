@@ -4,10 +4,14 @@
 //! Deleting a secret a connector references is allowed: the connector keeps running with the
 //! value it started with, and fails (class `config`, naming the reference) at its next start
 //! until the secret is stored again.
+//!
+//! Each secret belongs to a team or to the operator; a team's connector resolves its team's
+//! secrets only (`crate::resolve`), so another team's secret is missing to it, as one never
+//! stored.
 
 use std::time::SystemTime;
 
-use turnpike_config::{check_secret_value, referenced_secrets, ConnectorConfig, Problem, SecretName};
+use turnpike_config::{check_secret_value, referenced_secrets, ConnectorConfig, Problem, SecretName, TeamName};
 
 use super::{Host, HostError};
 use crate::resolve::resolve_connector;
@@ -19,24 +23,41 @@ pub struct SecretEntry {
     pub name: String,
     /// When it was last stored.
     pub updated_at: SystemTime,
+    /// The team that owns it; `None`: the operator's.
+    pub team: Option<TeamName>,
     /// Connectors whose configuration references it.
     pub used_by: Vec<String>,
 }
 
 impl Host {
-    /// Stores (creates or replaces) a secret. Running connectors keep the value they started
-    /// with; each gets the new one at its next start.
-    pub fn put_secret(&self, name: &SecretName, value: &str) -> Result<(), HostError> {
+    /// Stores (creates or replaces) a secret for `team` (`None`: the operator's), its team
+    /// replaced too. Running connectors keep the value they started with; each gets the new
+    /// one at its next start, if its team may have it.
+    pub fn put_secret(&self, name: &SecretName, value: &str, team: Option<TeamName>) -> Result<(), HostError> {
         check_secret_value(value).map_err(|why| HostError::Invalid(vec![Problem::new("value", why)]))?;
-        self.shared.secrets.put(name, value).map_err(HostError::NotSaved)?;
-        tracing::info!(secret = %name, users = ?self.secret_users(name.as_str()), "secret stored");
+        self.shared.secrets.put(name, value, team.as_ref()).map_err(HostError::NotSaved)?;
+        let team_label = team.as_ref().map_or("", TeamName::as_str);
+        tracing::info!(secret = %name, team = team_label, users = ?self.secret_users(name.as_str()), "secret stored");
         Ok(())
     }
 
-    /// Every secret, by name, with when it was stored and who references it.
+    /// Every secret, by name, with when it was stored, its team and who references it.
     pub fn secrets(&self) -> Result<Vec<SecretEntry>, HostError> {
         let stored = self.shared.secrets.list().map_err(|e| HostError::Internal(format!("listing secrets: {e}")))?;
-        Ok(stored.into_iter().map(|s| SecretEntry { used_by: self.secret_users(&s.name), name: s.name, updated_at: s.updated_at }).collect())
+        Ok(stored.into_iter().map(|s| SecretEntry { used_by: self.secret_users(&s.name), name: s.name, updated_at: s.updated_at, team: s.team }).collect())
+    }
+
+    /// The team secret `name` belongs to: `None` if there is no such secret, `Some(None)` if
+    /// it is the operator's. For the API, which answers another team's secret as unknown. A
+    /// store that cannot say counts as the operator's, which only admins see.
+    pub fn secret_team(&self, name: &SecretName) -> Option<Option<TeamName>> {
+        match self.shared.secrets.info(name) {
+            Ok(info) => info.map(|i| i.team),
+            Err(e) => {
+                tracing::error!(secret = %name, error = %e, "cannot read the secret's team; only admins may see it");
+                Some(None)
+            }
+        }
     }
 
     /// Deletes a secret; `false` when there was none of that name.
@@ -113,14 +134,36 @@ mod tests {
         assert!(text.iter().any(|p| p.starts_with("connector.output_topic: a sink connector")), "the rules' problems come too: {text:#?}");
 
         let name = SecretName::parse("token").unwrap();
-        host.put_secret(&name, "tok-abcdef").unwrap();
+        host.put_secret(&name, "tok-abcdef", None).unwrap();
         let fine = connector("name: s\ntopics: [a]\nsink: {plugin: http-sink, config: {headers: {Authorization: 'Bearer ${secret:token}'}}}\n");
         assert!(host.check_connector(&fine).is_ok());
         let listed = host.secrets().unwrap();
         assert_eq!(listed.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["token"]);
-        assert!(matches!(host.put_secret(&name, ""), Err(HostError::Invalid(_))), "an empty value is refused");
+        assert!(matches!(host.put_secret(&name, "", None), Err(HostError::Invalid(_))), "an empty value is refused");
         assert!(host.delete_secret(&name).unwrap());
         assert!(!host.delete_secret(&name).unwrap());
         assert!(host.check_connector(&fine).is_err(), "refused again once deleted");
+    }
+
+    #[test]
+    fn a_team_connector_is_refused_another_teams_secret_as_if_it_did_not_exist() {
+        let teams = [("analytics", "analytics.*"), ("hr", "hr.*")].map(|(t, p)| (TeamName::parse(t).unwrap(), turnpike_config::TeamPolicy { topics: vec![p.into()] }));
+        let host = host().with_teams(teams.into_iter().collect());
+        let (analytics, hr) = (TeamName::parse("analytics").unwrap(), TeamName::parse("hr").unwrap());
+        let payroll = SecretName::parse("payroll").unwrap();
+        host.put_secret(&payroll, "hr-password", Some(hr.clone())).unwrap();
+        let yaml = |team: &str| format!("name: s\nteam: {team}\ntopics: [{team}.in]\nsink: {{plugin: http-sink, config: {{headers: {{Authorization: 'Bearer ${{secret:payroll}}'}}}}}}\n");
+        let Err(HostError::Invalid(problems)) = host.check_connector(&connector(&yaml("analytics"))) else { panic!("refused") };
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|p| p == r#"connector.sink.config.headers.Authorization: ${secret:payroll}: no secret named "payroll" (create it with PUT /v1/secrets/payroll)"#), "{text:#?}");
+        assert!(host.check_connector(&connector(&yaml("hr"))).is_ok(), "its own team's secret resolves");
+
+        assert_eq!(host.secret_team(&payroll), Some(Some(hr.clone())));
+        assert_eq!(host.secret_team(&SecretName::parse("nothing").unwrap()), None);
+        assert_eq!(host.secrets().unwrap().into_iter().map(|s| s.team).collect::<Vec<_>>(), [Some(hr)]);
+        // Given to analytics, it is theirs alone.
+        host.put_secret(&payroll, "analytics-now", Some(analytics.clone())).unwrap();
+        assert!(host.check_connector(&connector(&yaml("analytics"))).is_ok());
+        assert!(host.check_connector(&connector(&yaml("hr"))).is_err());
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use turnpike_config::SinkStep;
-use turnpike_state::SecretStore;
+use turnpike_state::TeamSecrets;
 use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange};
 use turnpike_runtime::{
     input_len, CallError, ErrorKind, Fault, FaultClass, InputBatch, InstanceLabels, InstanceLimits, PluginError, RecordError, SinkInstance, TopicPartition,
@@ -35,7 +35,7 @@ pub(crate) struct SinkTask {
     pub(crate) plugin: PluginInfo,
     pub(crate) limits: InstanceLimits,
     /// Where `storage.credentials` references are resolved, when the sink starts.
-    pub(crate) secrets: SecretStore,
+    pub(crate) secrets: TeamSecrets,
 }
 
 /// What was written since the last flush, waiting for the next one.
@@ -84,7 +84,7 @@ impl SinkTask {
 }
 
 /// Creates the sink instance and the chain's.
-async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut limits: InstanceLimits, secrets: &SecretStore) -> Result<SinkInstance, FaultInfo> {
+async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut limits: InstanceLimits, secrets: &TeamSecrets) -> Result<SinkInstance, FaultInfo> {
     if let Some(access) = &cx.connector.config().storage {
         let (credentials, secret_values) = storage::credentials(access, secrets).map_err(|e| e.fault(&access.bucket))?;
         limits.scrub = limits.scrub.and(secret_values);

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ErrorTolerance, SourceStep, TopicName};
 use turnpike_kafka::read_position;
-use turnpike_state::SecretStore;
+use turnpike_state::TeamSecrets;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
 use crate::retry::{Attempt, Retry, RetryLog};
@@ -26,7 +26,7 @@ pub(crate) struct SourceTask {
     pub(crate) kafka: Vec<(String, String)>,
     pub(crate) positions_topic: String,
     /// Where the `database.password` reference is resolved, when the source starts.
-    pub(crate) secrets: SecretStore,
+    pub(crate) secrets: TeamSecrets,
 }
 
 /// The source plugin and what its instance is made from, at start and after a fault.

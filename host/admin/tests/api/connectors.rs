@@ -134,7 +134,7 @@ async fn bad_connector_bodies_get_4xx_naming_what_to_fix() {
     typo["output_topik"] = json!("x");
     let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(typo)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(body["detail"].as_str().unwrap().contains("unknown key \"output_topik\"; the keys here are name, topics"), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("unknown key \"output_topik\"; the keys here are name, team, topics"), "{body}");
 
     let mut limits = connector("s");
     limits["limits"] = json!({ "memory_mib": 4000 });

@@ -286,7 +286,7 @@ async fn a_half_sent_request_head_is_cut_off() {
     let address = listener.local_addr().unwrap();
     let limits = turnpike_admin::ServeLimits { header_read_timeout: Duration::from_secs(1), max_connections: 4 };
     let stop = tokio_util::sync::CancellationToken::new();
-    let server = tokio::spawn(turnpike_admin::serve(listener, app(&host), limits, stop.clone()));
+    let server = tokio::spawn(turnpike_admin::serve(listener, app(&host), limits, None, stop.clone()));
     let mut slow = tokio::net::TcpStream::connect(address).await.unwrap();
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
     let mut rest = Vec::new();
