@@ -5,7 +5,8 @@
 # Maven Central into .cache/; moto, the S3-compatible test server, and pyarrow from PyPI into
 # .cache/moto-venv; componentize-py from PyPI and componentize-js from npm into
 # .cache/toolchains, by the `turnpike plugin build` code itself; the Debian packages postgresql
-# and mariadb-server with apt-get when their servers are missing), starts a real single-node
+# and mariadb-server with apt-get when their servers are missing; schemathesis, the API
+# fuzzer, from PyPI into .cache/fuzz-venv), starts a real single-node
 # Kafka (KRaft), moto, PostgreSQL and MariaDB on free loopback ports, runs every test, and
 # stops them all.
 # Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv), Node.js with npm, and for
@@ -50,6 +51,13 @@ echo "PostgreSQL at $postgres_url"
 mysql_url="$(tests/sql/mariadb.sh start "$mysql_run_dir")"
 echo "MariaDB at $mysql_url"
 
+echo "==> schemathesis (the API fuzzer) from PyPI"
+fuzz_venv="$root/.cache/fuzz-venv"
+if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q "4.32.5"; then
+  python3 -m venv "$fuzz_venv"
+  "$fuzz_venv/bin/pip" install --quiet "schemathesis==4.32.5"
+fi
+
 echo "==> build"
 # Every target of the workspace at once, so dependencies are built once with the same
 # features the test run below unifies (building only `-p turnpike` first compiled some 55
@@ -67,4 +75,5 @@ node --test sdk/js/test/
 echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
 TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
   TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
+  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" \
   cargo test --workspace

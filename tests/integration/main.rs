@@ -1,6 +1,7 @@
 //! Integration tests: the `turnpike` host process against a real Apache Kafka broker.
 //! Run them with `tests/run.sh`, which starts the broker.
 
+mod api_fuzz;
 mod auth;
 mod cli;
 mod config_errors;

@@ -7,7 +7,7 @@ use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use turnpike_config::{ConfigError, ConnectorConfig, HostConfig};
+use turnpike_config::{ConfigError, ConnectorConfig, ConnectorName, HostConfig};
 #[allow(unused_imports, reason = "named in the OpenAPI annotations")]
 use turnpike_pipeline::PartitionOffsets;
 use turnpike_pipeline::{Applied, ConnectorStatus, Host, HostError};
@@ -62,7 +62,7 @@ pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Pr
 }
 
 /// `GET /v1/connectors/{name}`: status and configuration in one answer.
-#[utoipa::path(get, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 200, body = ConnectorView), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 200, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn get(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorView>, ApiError> {
     Ok(Json(view(&host, &name)?))
 }
@@ -82,7 +82,7 @@ fn config_error(e: ConfigError) -> ApiError {
 /// and `"restarted": false` when only the plugin chain changed and the running connector
 /// switched to it between two batches. A chain that cannot start is `422` (`swap_failed`);
 /// the connector keeps running what it ran.
-#[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
+#[utoipa::path(put, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), request_body(content = ConnectorConfig, description = "The connector; `name` may be left out"), responses((status = 201, description = "Created", body = ConnectorView), (status = 200, description = "Unchanged, restarted, or plugins swapped (see `changed`, `restarted`)", body = ConnectorView), (status = 400, body = ApiError), (status = 422, description = "Invalid configuration, or a plugin chain that cannot start (`swap_failed`)", body = ApiError)))]
 pub async fn put(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let config = parse_body(&host, &caller, &name, &body)?;
     // Refused here, every problem at once, rather than left to fail at start: a reference to a
@@ -174,7 +174,7 @@ fn same_destinations(incoming: &serde_json::Value, stored: &serde_json::Value) -
 
 /// `POST /v1/connectors/{name}/validate` with a connector as for `PUT`: checks everything
 /// (rules, operator maxima, plugins, each plugin's own configuration) and creates nothing.
-#[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/validate", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), request_body = ConnectorConfig, responses((status = 200, description = "`{\"valid\": true, \"plugins\": [\"name@version\", …]}`"), (status = 400, body = ApiError), (status = 422, description = "Every problem, each with its key", body = ApiError)))]
 pub async fn validate(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
     let config = parse_body(&host, &caller, &name, &body)?;
     let plugins = host.validate_connector(&config).await?;
@@ -182,7 +182,7 @@ pub async fn validate(State(host): State<Arc<Host>>, Extension(caller): Extensio
 }
 
 /// `DELETE /v1/connectors/{name}`.
-#[utoipa::path(delete, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 204), (status = 404, body = ApiError)))]
+#[utoipa::path(delete, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 204), (status = 404, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     let n = name.clone();
     detached(&host, move |h| async move { h.delete_connector(&n).await }).await.map_err(|e| lifecycle_error(e, &name))?;
@@ -226,19 +226,19 @@ async fn lifecycle(host: &Arc<Host>, name: &str, action: &'static str) -> Result
 }
 
 /// `POST /v1/connectors/{name}/pause`: stop consuming, keep instances and clients.
-#[utoipa::path(post, path = "/v1/connectors/{name}/pause", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/pause", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn pause(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "pause").await
 }
 
 /// `POST /v1/connectors/{name}/resume`: resume a paused connector or start a stopped one.
-#[utoipa::path(post, path = "/v1/connectors/{name}/resume", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/resume", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn resume(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "resume").await
 }
 
 /// `POST /v1/connectors/{name}/stop`: release everything; configuration and offsets stay.
-#[utoipa::path(post, path = "/v1/connectors/{name}/stop", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/stop", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 202, body = ConnectorView), (status = 404, body = ApiError)))]
 pub async fn stop(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<(StatusCode, Json<ConnectorView>), ApiError> {
     lifecycle(&host, &name, "stop").await
 }
@@ -251,7 +251,7 @@ pub struct OffsetsView {
 }
 
 /// `GET /v1/connectors/{name}/offsets`: committed offsets, partition ranges and lag.
-#[utoipa::path(get, path = "/v1/connectors/{name}/offsets", tag = "connectors", params(("name" = String, Path, description = "Connector name")), responses((status = 200, body = OffsetsView), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/v1/connectors/{name}/offsets", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 200, body = OffsetsView), (status = 404, body = ApiError)))]
 pub async fn offsets(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<OffsetsView>, ApiError> {
     let (group_id, partitions) = host.offsets(&name).await.map_err(|e| lifecycle_error(e, &name))?;
     Ok(Json(OffsetsView { connector: name, group_id, partitions }))
@@ -279,7 +279,7 @@ pub struct ResetRequest {
 }
 
 /// `POST /v1/connectors/{name}/offsets/reset`, only while `STOPPED`.
-#[utoipa::path(post, path = "/v1/connectors/{name}/offsets/reset", tag = "connectors", params(("name" = String, Path, description = "Connector name")), request_body = ResetRequest, responses((status = 200, description = "The offsets now committed"), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 409, description = "Not stopped", body = ApiError), (status = 422, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/offsets/reset", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), request_body = ResetRequest, responses((status = 200, description = "The offsets now committed"), (status = 400, body = ApiError), (status = 404, body = ApiError), (status = 409, description = "Not stopped", body = ApiError), (status = 422, body = ApiError)))]
 pub async fn reset_offsets(
     State(host): State<Arc<Host>>,
     Path(name): Path<String>,
@@ -311,7 +311,7 @@ pub struct RestartParams {
 
 /// `POST /v1/connectors/{name}/restart[?only_failed=true]`: restart now with a fresh failure
 /// budget (also after the supervisor gave up).
-#[utoipa::path(post, path = "/v1/connectors/{name}/restart", tag = "connectors", params(("name" = String, Path, description = "Connector name"), RestartParams), responses((status = 202, description = "`{\"connector\": …, \"restarted\": bool}`"), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/connectors/{name}/restart", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name"), RestartParams), responses((status = 202, description = "`{\"connector\": …, \"restarted\": bool}`"), (status = 404, body = ApiError)))]
 pub async fn restart(
     State(host): State<Arc<Host>>,
     Path(name): Path<String>,

@@ -37,6 +37,8 @@ use crate::{connectors, events, metrics, plugins, secrets, tokens};
         tokens::revoke,
         document,
     ),
+    // Named only by path parameters, so not collected from the bodies.
+    components(schemas(turnpike_config::PluginName)),
     modifiers(&BearerAuth),
     tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "tokens"), (name = "operations"))
 )]

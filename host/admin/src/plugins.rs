@@ -13,6 +13,19 @@ use turnpike_pipeline::{DryRunResult, Host, PluginInfo, SampleRecord, MAX_SAMPLE
 use crate::auth::Principal;
 use crate::error::ApiError;
 
+/// A component's bytes, as the API document describes an upload body: a binary string (so
+/// generated clients and fuzzers can send one).
+struct ComponentBytes;
+
+impl utoipa::PartialSchema for ComponentBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary))).description(Some("A WebAssembly component")).into()
+    }
+}
+
+impl utoipa::ToSchema for ComponentBytes {}
+
 /// Default cap on an uploaded component; larger bodies get `413`.
 pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 50 << 20;
 
@@ -62,7 +75,7 @@ fn plugin_name(name: &str) -> Result<PluginName, ApiError> {
 }
 
 /// `GET /v1/plugins/{name}`: the versions of one plugin.
-#[utoipa::path(get, path = "/v1/plugins/{name}", tag = "plugins", params(("name" = String, Path)), responses((status = 200, body = PluginList), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/v1/plugins/{name}", tag = "plugins", params(("name" = PluginName, Path)), responses((status = 200, body = PluginList), (status = 404, body = ApiError)))]
 pub async fn show(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>) -> Result<Json<PluginList>, ApiError> {
     let name = plugin_name(&name)?;
     let plugins: Vec<_> = host.registry().list().iter().filter(|p| p.name == name && caller.sees_plugin(p.team.as_ref())).map(|p| describe(&host, &caller, p)).collect();
@@ -112,7 +125,7 @@ async fn from_multipart(content_type: &str, body: Bytes, params: &mut UploadPara
 /// `POST /v1/plugins?name=N&version=V` with the component as the body
 /// (`Content-Type: application/wasm` or `application/octet-stream`), or as a
 /// `multipart/form-data` form with `name`, `version` and a `component` file.
-#[utoipa::path(post, path = "/v1/plugins", tag = "plugins", params(UploadParams), request_body(content = Vec<u8>, description = "The component: raw body (application/wasm) or a multipart form with name, version and component", content_type = "application/wasm"), responses((status = 201, body = PluginVersion), (status = 200, description = "The same bytes again", body = PluginVersion), (status = 400, body = ApiError), (status = 409, body = ApiError), (status = 413), (status = 415, body = ApiError), (status = 422, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/plugins", tag = "plugins", params(UploadParams), request_body(description = "The component: the raw body (application/wasm or application/octet-stream), or a multipart form with name, version and component", content((ComponentBytes = "application/wasm"), (ComponentBytes = "application/octet-stream"))), responses((status = 201, body = PluginVersion), (status = 200, description = "The same bytes again", body = PluginVersion), (status = 400, body = ApiError), (status = 409, body = ApiError), (status = 413), (status = 415, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn upload(
     State(host): State<Arc<Host>>,
     Extension(caller): Extension<Principal>,
@@ -150,7 +163,7 @@ pub async fn upload(
 }
 
 /// `DELETE /v1/plugins/{name}/{version}`: `409` while a connector uses it.
-#[utoipa::path(delete, path = "/v1/plugins/{name}/{version}", tag = "plugins", params(("name" = String, Path), ("version" = String, Path)), responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
+#[utoipa::path(delete, path = "/v1/plugins/{name}/{version}", tag = "plugins", params(("name" = PluginName, Path), ("version" = String, Path)), responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path((name, version)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
     host.delete_plugin(&plugin_name(&name)?, &version)?;
     Ok(StatusCode::NO_CONTENT)
@@ -200,7 +213,7 @@ fn empty_object() -> serde_json::Value {
 
 /// `POST /v1/plugins/{name}/{version}/test`: runs a transform on sample records (version may
 /// be `latest`) and returns its outputs and per-record errors. Touches no topic.
-#[utoipa::path(post, path = "/v1/plugins/{name}/{version}/test", tag = "plugins", params(("name" = String, Path), ("version" = String, Path, description = "A version, or `latest`")), request_body = DryRunRequest, responses((status = 200, body = DryRunResult), (status = 404, body = ApiError), (status = 413, body = ApiError), (status = 422, body = ApiError)))]
+#[utoipa::path(post, path = "/v1/plugins/{name}/{version}/test", tag = "plugins", params(("name" = PluginName, Path), ("version" = String, Path, description = "A version, or `latest`")), request_body = DryRunRequest, responses((status = 200, body = DryRunResult), (status = 404, body = ApiError), (status = 413, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn dry_run(
     State(host): State<Arc<Host>>,
     Extension(caller): Extension<Principal>,

@@ -21,6 +21,7 @@ use crate::error::ApiError;
 #[serde(deny_unknown_fields)]
 pub struct SecretValue {
     /// The secret, as text: at least 4 characters.
+    #[schema(min_length = 4)]
     value: String,
     /// The team whose connectors may use it. Default: the secret's team if it exists, else
     /// none (the operator's: only connectors without a team may use it).

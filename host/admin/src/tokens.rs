@@ -9,7 +9,7 @@ use axum::extract::{Extension, Path};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use turnpike_config::{Role, TeamName};
+use turnpike_config::{Ranged, Role, TeamName};
 use turnpike_state::{TokenInfo, TokenStore};
 
 use crate::auth::Auth;
@@ -24,12 +24,12 @@ pub struct NewToken {
     /// The team it acts for; required for viewers and editors.
     #[serde(default)]
     team: Option<TeamName>,
-    /// Seconds until it expires; default: never.
+    /// Seconds until it expires, 1 to 3,153,600,000 (100 years); default: never.
     #[serde(default)]
-    #[schema(minimum = 1)]
-    expires_in_s: Option<u64>,
-    /// What it is for (shown in lists).
+    expires_in_s: Option<Ranged<1, 3_153_600_000>>,
+    /// What it is for (shown in lists), at most 200 characters.
     #[serde(default)]
+    #[schema(max_length = 200)]
     description: Option<String>,
 }
 
@@ -99,11 +99,11 @@ pub async fn create(Extension(auth): Extension<Auth>, body: Bytes) -> Result<(St
     if asked.role != Role::Admin && asked.team.is_none() {
         return Err(ApiError { key: Some("team".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", format!("a {} token acts for a team: give `team`", asked.role)) });
     }
-    let expires_at = match asked.expires_in_s {
-        Some(0) => return Err(ApiError { key: Some("expires_in_s".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", "expires_in_s must be at least 1") }),
-        Some(s) => Some(SystemTime::now().checked_add(Duration::from_secs(s)).ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", "expires_in_s is too large"))?),
-        None => None,
-    };
+    if asked.description.as_ref().is_some_and(|d| d.chars().count() > 200) {
+        return Err(ApiError { key: Some("description".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", "description: at most 200 characters") });
+    }
+    // In range, so the sum cannot overflow (a year past 9999 could not even be shown).
+    let expires_at = asked.expires_in_s.map(|s| SystemTime::now() + Duration::from_secs(s.get()));
     let (info, token) = store.create(asked.team, asked.role, expires_at, asked.description).map_err(unsaved)?;
     tracing::info!(token = %info.id, role = %info.role, team = ?info.team, "token created");
     Ok((StatusCode::CREATED, Json(CreatedToken { token, info: info.into() })))

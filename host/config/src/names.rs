@@ -48,11 +48,27 @@ fn check(
 }
 
 macro_rules! name_type {
-    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $leading_dot:expr, $rule:literal) => {
+    ($(#[$doc:meta])* $name:ident, $kind:literal, $max:expr, $allowed:expr, $leading_dot:expr, $rule:literal, $pattern:literal) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
+
+        /// In the API document: the same rule as [`check`], as a pattern, so generated
+        /// clients and fuzzers send names the API accepts.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .pattern(Some($pattern))
+                    .max_length(Some($max))
+                    .min_length(Some(1))
+                    .description(Some($rule))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
 
         impl $name {
             /// Parses and checks a name.
@@ -94,7 +110,8 @@ name_type!(
     TopicName, "topic name", 249,
     |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
     LeadingDot::Allowed,
-    "use 1-249 characters from a-z, A-Z, 0-9, '.', '_' and '-'"
+    "use 1-249 characters from a-z, A-Z, 0-9, '.', '_' and '-'",
+    "^[a-zA-Z0-9._-]+$"
 );
 
 name_type!(
@@ -103,7 +120,8 @@ name_type!(
     ConnectorName, "connector name", 128,
     |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'),
     LeadingDot::Refused,
-    "use 1-128 characters from a-z, A-Z, 0-9, '.', '_' and '-', not starting with '.'"
+    "use 1-128 characters from a-z, A-Z, 0-9, '.', '_' and '-', not starting with '.'",
+    "^[a-zA-Z0-9_-][a-zA-Z0-9._-]*$"
 );
 
 name_type!(
@@ -112,7 +130,8 @@ name_type!(
     PluginName, "plugin name", 64,
     |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_',
     LeadingDot::Refused,
-    "use 1-64 characters from a-z, 0-9, '-' and '_'"
+    "use 1-64 characters from a-z, 0-9, '-' and '_'",
+    "^[a-z0-9_-]+$"
 );
 
 name_type!(
@@ -121,7 +140,8 @@ name_type!(
     TeamName, "team name", 63,
     |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_',
     LeadingDot::Refused,
-    "use 1-63 characters from a-z, 0-9, '-' and '_'"
+    "use 1-63 characters from a-z, 0-9, '-' and '_'",
+    "^[a-z0-9_-]+$"
 );
 
 /// A reference to a plugin from a connector: `name`, `name@latest` or `name@VERSION`.

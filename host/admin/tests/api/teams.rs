@@ -118,6 +118,11 @@ async fn tokens_are_made_listed_and_revoked_over_the_api_and_shown_once() {
     assert!(row["last_used_at"].is_string(), "last use shown: {row}");
     let (status, body) = send(&w.app, json_request("post", "/v1/tokens", admin, &json!({ "role": "editor" }))).await;
     assert_eq!((status, body["key"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("team")), "{body}");
+    // Found by the fuzzer: an expiry past year 9999 could not be shown, and the answer panicked.
+    let (status, body) = send(&w.app, json_request("post", "/v1/tokens", admin, &json!({ "role": "viewer", "team": "b", "expires_in_s": 3_753_494_723_250_913_792u64 }))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, body) = send(&w.app, json_request("post", "/v1/tokens", admin, &json!({ "role": "viewer", "team": "b", "description": "x".repeat(201) }))).await;
+    assert_eq!((status, body["key"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("description")), "{body}");
     let (status, body) = send(&w.app, json_request("post", "/v1/tokens", admin, &json!({ "role": "owner", "team": "b" }))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body["detail"].as_str().unwrap().contains("\"owner\" is not one of viewer, editor, admin"), "{body}");
