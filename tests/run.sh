@@ -73,7 +73,12 @@ python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/test/
 
 echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
-TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
+export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
   TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
-  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" \
-  cargo test --workspace
+  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis"
+# Every test binary, as `cargo test --workspace` would run them, but the plugin-authoring
+# suite beside the integration suite (tests/run_binaries.py says why), then the doc tests.
+binaries="$root/.cache/test-binaries.json"
+cargo test --workspace --no-run --message-format=json >"$binaries"
+python3 tests/run_binaries.py "$binaries"
+cargo test --workspace --doc

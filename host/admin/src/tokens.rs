@@ -2,14 +2,16 @@
 //! that makes it; the host keeps only its hash. The first admin token is made on the host
 //! (`turnpike token create -c FILE`), never by an unauthenticated request.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path};
+use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use turnpike_config::{Ranged, Role, TeamName};
+use turnpike_pipeline::Host;
 use turnpike_state::{TokenInfo, TokenStore};
 
 use crate::auth::Auth;
@@ -90,7 +92,7 @@ fn unsaved(e: turnpike_state::StateError) -> ApiError {
 
 /// `POST /v1/tokens`: makes a token (admins).
 #[utoipa::path(post, path = "/v1/tokens", tag = "tokens", request_body = NewToken, responses((status = 201, body = CreatedToken), (status = 401, body = ApiError), (status = 403, body = ApiError), (status = 422, body = ApiError)))]
-pub async fn create(Extension(auth): Extension<Auth>, body: Bytes) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+pub async fn create(State(host): State<Arc<Host>>, Extension(auth): Extension<Auth>, body: Bytes) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
     let store = store(&auth)?;
     let asked: NewToken = serde_json::from_slice(&body).map_err(|e| {
         let status = if e.classify() == serde_json::error::Category::Data { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::BAD_REQUEST };
@@ -98,6 +100,13 @@ pub async fn create(Extension(auth): Extension<Auth>, body: Bytes) -> Result<(St
     })?;
     if asked.role != Role::Admin && asked.team.is_none() {
         return Err(ApiError { key: Some("team".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", format!("a {} token acts for a team: give `team`", asked.role)) });
+    }
+    if let Some(team) = asked.team.as_ref().filter(|t| !host.teams().contains_key(*t)) {
+        let known: Vec<&str> = host.teams().keys().map(TeamName::as_str).collect();
+        return Err(ApiError {
+            key: Some("team".into()),
+            ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", format!("team {:?} is not defined in the host config's `teams` (defined: {})", team.as_str(), known.join(", ")))
+        });
     }
     if asked.description.as_ref().is_some_and(|d| d.chars().count() > 200) {
         return Err(ApiError { key: Some("description".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", "description: at most 200 characters") });

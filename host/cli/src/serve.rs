@@ -32,6 +32,9 @@ pub async fn admin_api(host: Arc<Host>, config: &AdminConfig, base: &Path, token
         (true, Some(tokens)) => Some(tokens),
         (true, None) => anyhow::bail!("admin.auth needs a state directory to keep its tokens in; run with a config file (`turnpike run -c FILE`)"),
     };
+    if config.auth && config.tls.is_none() && !listen.ip().is_loopback() {
+        tracing::warn!(address = %listen, "the admin API is reachable from other machines over plain HTTP: tokens cross the network in clear text; set admin.tls, or put it behind a TLS proxy");
+    }
     if let Some(store) = &tokens {
         if store.is_empty().context("reading the token store")? {
             tracing::warn!("admin.auth is on and there are no tokens yet: make the first admin token on this host with `turnpike token create -c <config> --role admin`");

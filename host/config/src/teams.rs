@@ -62,6 +62,21 @@ pub struct TeamPolicy {
     /// `["analytics.*", "customers.masked"]`. Default: none.
     #[serde(default)]
     pub topics: Vec<String>,
+    /// What the team's connectors may name in `http.allow`, as `host:port` patterns
+    /// (`"api.example.com:443"`, `"*.partner.example:443"`). Default: none, so a team's
+    /// connector cannot reach the network (the host's own, its cloud metadata service, the
+    /// admin API) unless an admin says where.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Buckets the team's connectors may write to (patterns). A team's connector must also
+    /// bring its own `storage.credentials`: the host's credential chain is the operator's.
+    /// Default: none.
+    #[serde(default)]
+    pub buckets: Vec<String>,
+    /// Databases the team's connectors may read, as `host:port` patterns of their URLs.
+    /// Default: none.
+    #[serde(default)]
+    pub databases: Vec<String>,
 }
 
 impl TeamPolicy {
@@ -73,12 +88,19 @@ impl TeamPolicy {
     /// Problems with the patterns, keyed under `key` (e.g. `teams.analytics`).
     pub fn validate(&self, key: &str) -> Vec<Problem> {
         let topic_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '*');
-        self.topics
+        let mut problems: Vec<Problem> = self
+            .topics
             .iter()
             .enumerate()
             .filter(|(_, p)| p.is_empty() || p.len() > 249 || !p.chars().all(topic_char))
             .map(|(i, p)| Problem::new(format!("{key}.topics[{i}]"), format!("{p:?} is not a topic name or pattern: use a-z, A-Z, 0-9, '.', '_', '-' and '*' for any run of characters")))
-            .collect()
+            .collect();
+        for (field, patterns) in [("http", &self.http), ("buckets", &self.buckets), ("databases", &self.databases)] {
+            for (i, p) in patterns.iter().enumerate().filter(|(_, p)| p.is_empty() || p.chars().any(|c| c.is_whitespace() || c == '/')) {
+                problems.push(Problem::new(format!("{key}.{field}[{i}]"), format!("{p:?} is not a pattern like `api.example.com:443` (`*` for any run of characters)")));
+            }
+        }
+        problems
     }
 }
 
@@ -134,8 +156,8 @@ mod tests {
 
     #[test]
     fn bad_patterns_are_named() {
-        let policy = TeamPolicy { topics: vec!["ok.*".into(), "bad topic".into(), String::new()] };
+        let policy = TeamPolicy { topics: vec!["ok.*".into(), "bad topic".into(), String::new()], http: vec!["a b:1".into()], ..TeamPolicy::default() };
         let keys: Vec<_> = policy.validate("teams.a").into_iter().map(|p| p.key).collect();
-        assert_eq!(keys, ["teams.a.topics[1]", "teams.a.topics[2]"]);
+        assert_eq!(keys, ["teams.a.topics[1]", "teams.a.topics[2]", "teams.a.http[0]"]);
     }
 }

@@ -29,7 +29,11 @@ pub enum Resource {
 /// exist (the router answers it with 404 or 405).
 pub fn rule(method: &Method, path: &str) -> Option<(Need, Resource)> {
     use Role::{Admin, Editor, Viewer};
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // Decoded as the router's `Path` extractor decodes them, so `/v1/connectors/%61-conn`
+    // names the connector `a-conn` here too (found by review: matching the raw text let
+    // another team reach it). A segment that is not UTF-8 once decoded matches no name.
+    let decoded: Vec<String> = path.trim_matches('/').split('/').map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()).collect();
+    let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let read = matches!(*method, Method::GET | Method::HEAD);
     let owned_connector = |name: &str| Resource::Connector(name.to_owned());
     let need = |role| Need::Role(role);
@@ -66,5 +70,7 @@ mod tests {
         assert_eq!(rule(&Method::GET, "/healthz").map(|r| r.0), Some(Need::Public));
         assert_eq!(rule(&Method::DELETE, "/v1/plugins/p/1").map(|r| r.1), Some(Resource::Plugin { name: "p".into(), writes: true }));
         assert_eq!(rule(&Method::GET, "/v2/x"), None);
+        assert_eq!(rule(&Method::GET, "/v1/connectors/%61-conn").map(|r| r.1), Some(Resource::Connector("a-conn".into())), "decoded as the router decodes");
+        assert_eq!(rule(&Method::DELETE, "/v1/plugins/m%61sk/1").map(|r| r.1), Some(Resource::Plugin { name: "mask".into(), writes: true }));
     }
 }

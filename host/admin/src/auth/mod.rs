@@ -164,7 +164,9 @@ fn authenticate(store: &TokenStore, header: Option<&HeaderValue>) -> Result<Prin
     let Some(value) = header.and_then(|v| v.to_str().ok()) else {
         return Err(unauthorized("unauthorized", "send a token as `Authorization: Bearer <token>`; an admin makes one with `turnpike token create`"));
     };
-    let Some(presented) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) else {
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    let presented = value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, token)| token);
+    let Some(presented) = presented else {
         return Err(unauthorized("unauthorized", "the Authorization header must be `Bearer <token>`"));
     };
     match store.authenticate(presented.trim(), SystemTime::now()) {

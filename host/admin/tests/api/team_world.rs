@@ -54,7 +54,7 @@ impl World {
 
 /// A host whose team A owns connector `a-conn`, plugin `a-plug@1.0.0` and secret `a-secret`.
 pub async fn world() -> World {
-    let teams = [("a", "a.*"), ("b", "b.*")].into_iter().map(|(t, p)| (team(t), TeamPolicy { topics: vec![p.into()] })).collect();
+    let teams = [("a", "a.*"), ("b", "b.*")].into_iter().map(|(t, p)| (team(t), TeamPolicy { topics: vec![p.into()], ..TeamPolicy::default() })).collect();
     let kafka = vec![("bootstrap.servers".into(), "127.0.0.1:1".into())];
     let host = Arc::new(Host::new(runtime(), kafka, SandboxConfig::default()).with_teams(teams));
     load_shared(&host, "identity").await;

@@ -31,6 +31,15 @@ async fn another_teams_connector_answers_exactly_as_a_missing_one() {
     assert_eq!((hidden_status, missing_status), (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND));
     assert_eq!(hidden["error"], missing["error"]);
     assert_eq!(hidden["detail"].as_str().unwrap().replace("a-conn", "X"), missing["detail"].as_str().unwrap().replace("no-such", "X"));
+    // Nor by spelling the name percent-encoded (the router decodes it; so does the check).
+    for encoded in ["/v1/connectors/%61-conn", "/v1/connectors/a%2Dconn/offsets"] {
+        let (status, body) = send(&w.app, get(encoded, b)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{encoded}: {body}");
+    }
+    let (status, _) = send(&w.app, request("post", "/v1/connectors/%61-conn/stop", b, Body::empty(), "application/json")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = send(&w.app, request("delete", "/v1/plugins/%61-plug/1.0.0", b, Body::empty(), "application/json")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     // Nor can team B take the name over.
     let (status, body) = send(&w.app, json_request("put", "/v1/connectors/a-conn", b, &json!({ "topics": ["b.in"], "output_topic": "b.out", "transforms": [{ "plugin": "identity" }] }))).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");

@@ -97,17 +97,21 @@ pub(super) fn host_rules(config: &ConnectorConfig, connectors: &BTreeMap<String,
 }
 
 /// The plugins a team's connector names but may not use: another team's, each at its step's
-/// key, in words that do not say whose it is. The operator's connectors may use every plugin;
-/// a name no plugin has is left to the plugin checks (and, once uploaded by another team,
-/// is unknown to this connector at its start). `team_of` is [`crate::PluginRegistry::team`].
+/// key, in words that do not say whose it is. The operator's connectors (no team) may use
+/// shared plugins only: a team's next upload must not run with the operator's grants. A name
+/// no plugin has is left to the plugin checks (and, once uploaded by another team, is unknown
+/// to this connector at its start). `team_of` is [`crate::PluginRegistry::team`].
 pub(super) fn plugin_team_problems(config: &ConnectorConfig, team_of: impl Fn(&PluginName) -> Option<Option<TeamName>>) -> Vec<Problem> {
-    let Some(team) = &config.team else { return Vec::new() };
+    let team = config.team.as_ref();
     config
         .plugin_refs()
         .into_iter()
-        .filter(|(_, r)| team_of(&r.name).is_some_and(|owner| !usable_by(owner.as_ref(), Some(team))))
+        .filter(|(_, r)| team_of(&r.name).is_some_and(|owner| !usable_by(owner.as_ref(), team)))
         .map(|(key, r)| {
-            let message = format!("plugin {:?} is not available to team {:?}; use one of the team's own plugins or a shared one", r.name.as_str(), team.as_str());
+            let message = match team {
+                Some(team) => format!("plugin {:?} is not available to team {:?}; use one of the team's own plugins or a shared one", r.name.as_str(), team.as_str()),
+                None => format!("plugin {:?} belongs to a team: a connector without a team may use shared plugins only; set `team` to the plugin's", r.name.as_str()),
+            };
             Problem::new(format!("connector.{key}"), message)
         })
         .collect()
@@ -149,12 +153,13 @@ mod tests {
         let sink = connector("{name: s, team: hr, topics: [a], sink: {plugin: mask}}");
         assert_eq!(plugin_team_problems(&sink, owners).iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["connector.sink.plugin"]);
         let operator = connector("{name: o, topics: [a], output_topic: b, transforms: [{plugin: mask}, {plugin: payroll}]}");
-        assert!(plugin_team_problems(&operator, owners).is_empty(), "the operator's connectors use every plugin");
+        let keys: Vec<String> = plugin_team_problems(&operator, owners).into_iter().map(|p| p.key).collect();
+        assert_eq!(keys, ["connector.transforms[0].plugin", "connector.transforms[1].plugin"], "the operator's connectors use shared plugins only");
     }
 
     #[test]
     fn the_hosts_check_refuses_another_teams_plugin() {
-        let teams = BTreeMap::from([(team("analytics"), TeamPolicy { topics: vec!["analytics.*".into()] }), (team("hr"), TeamPolicy { topics: vec!["hr.*".into()] })]);
+        let teams = BTreeMap::from([(team("analytics"), TeamPolicy { topics: vec!["analytics.*".into()], ..Default::default() }), (team("hr"), TeamPolicy { topics: vec!["hr.*".into()], ..Default::default() })]);
         let host = Host::new(crate::Runtime::new().expect("engine"), Vec::new(), crate::SandboxConfig::default()).with_teams(teams);
         let broken = BrokenPlugin { version: "1".into(), class: turnpike_runtime::FaultClass::WrongWorld, reason: "test".into(), team: Some(team("hr")) };
         host.registry().register_broken(PluginName::parse("payroll").unwrap(), broken);

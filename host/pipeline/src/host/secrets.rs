@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_team_connector_is_refused_another_teams_secret_as_if_it_did_not_exist() {
-        let teams = [("analytics", "analytics.*"), ("hr", "hr.*")].map(|(t, p)| (TeamName::parse(t).unwrap(), turnpike_config::TeamPolicy { topics: vec![p.into()] }));
+        let teams = [("analytics", "analytics.*"), ("hr", "hr.*")].map(|(t, p)| (TeamName::parse(t).unwrap(), turnpike_config::TeamPolicy { topics: vec![p.into()], ..Default::default() }));
         let host = host().with_teams(teams.into_iter().collect());
         let (analytics, hr) = (TeamName::parse("analytics").unwrap(), TeamName::parse("hr").unwrap());
         let payroll = SecretName::parse("payroll").unwrap();
