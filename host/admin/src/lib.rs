@@ -27,6 +27,7 @@ use turnpike_pipeline::Host;
 
 use crate::error::ApiError;
 pub use crate::auth::{Auth, Principal};
+pub use crate::tokens::TokenView;
 pub use crate::guard::Guard;
 pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
 pub use crate::serve::{serve, ServeLimits};

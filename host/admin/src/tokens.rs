@@ -35,7 +35,7 @@ pub struct NewToken {
     description: Option<String>,
 }
 
-/// A token as listed: never the token or its hash.
+/// A token as listed — by the API and by the CLI on the host: never the token or its hash.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct TokenView {
     id: String,
@@ -49,21 +49,28 @@ pub struct TokenView {
     description: Option<String>,
 }
 
+/// RFC 3339 in whole seconds. `humantime` cannot write years past 9999 (only a hand-edited
+/// token file has them): those read as such instead of panicking the answer.
 fn rfc3339(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t).to_string()
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    match write!(out, "{}", humantime::format_rfc3339_seconds(t)) {
+        Ok(()) => out,
+        Err(_) => "after 9999".to_owned(),
+    }
 }
 
-impl From<TokenInfo> for TokenView {
-    fn from(t: TokenInfo) -> Self {
+impl From<&TokenInfo> for TokenView {
+    fn from(t: &TokenInfo) -> Self {
         Self {
-            id: t.id,
-            team: t.team.map(String::from),
+            id: t.id.clone(),
+            team: t.team.as_ref().map(|t| t.to_string()),
             role: t.role,
             created_at: rfc3339(t.created_at),
             expires_at: t.expires_at.map(rfc3339),
             last_used_at: t.last_used_at.map(rfc3339),
             revoked_at: t.revoked_at.map(rfc3339),
-            description: t.description,
+            description: t.description.clone(),
         }
     }
 }
@@ -115,14 +122,14 @@ pub async fn create(State(host): State<Arc<Host>>, Extension(auth): Extension<Au
     let expires_at = asked.expires_in_s.map(|s| SystemTime::now() + Duration::from_secs(s.get()));
     let (info, token) = store.create(asked.team, asked.role, expires_at, asked.description).map_err(unsaved)?;
     tracing::info!(token = %info.id, role = %info.role, team = ?info.team, "token created");
-    Ok((StatusCode::CREATED, Json(CreatedToken { token, info: info.into() })))
+    Ok((StatusCode::CREATED, Json(CreatedToken { token, info: TokenView::from(&info) })))
 }
 
 /// `GET /v1/tokens`: every token, revoked and expired ones included (admins).
 #[utoipa::path(get, path = "/v1/tokens", tag = "tokens", responses((status = 200, body = TokenList), (status = 401, body = ApiError), (status = 403, body = ApiError)))]
 pub async fn list(Extension(auth): Extension<Auth>) -> Result<Json<TokenList>, ApiError> {
     let tokens = store(&auth)?.list().map_err(unsaved)?;
-    Ok(Json(TokenList { tokens: tokens.into_iter().map(TokenView::from).collect() }))
+    Ok(Json(TokenList { tokens: tokens.iter().map(TokenView::from).collect() }))
 }
 
 /// `DELETE /v1/tokens/{id}`: revokes a token at once (admins).

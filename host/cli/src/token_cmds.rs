@@ -201,28 +201,9 @@ fn parse_expires(text: &str) -> Result<Duration> {
     Ok(Duration::from_secs(seconds))
 }
 
-/// A token as the API shows it (`TokenView`), so both modes print the same.
+/// A token as the API shows it, so both modes print the same.
 fn view(info: &TokenInfo) -> Value {
-    json!({
-        "id": info.id,
-        "team": info.team.as_ref().map(TeamName::as_str),
-        "role": info.role.as_str(),
-        "created_at": rfc3339(info.created_at),
-        "expires_at": info.expires_at.map(rfc3339),
-        "last_used_at": info.last_used_at.map(rfc3339),
-        "revoked_at": info.revoked_at.map(rfc3339),
-        "description": info.description,
-    })
-}
-
-/// RFC 3339 in whole seconds, as the API writes times. `humantime` cannot write years past
-/// 9999 (only a hand-edited file has them): those read as such instead of panicking.
-fn rfc3339(t: SystemTime) -> String {
-    let mut out = String::new();
-    match write!(out, "{}", humantime::format_rfc3339_seconds(t)) {
-        Ok(()) => out,
-        Err(_) => "after 9999".to_owned(),
-    }
+    serde_json::to_value(turnpike_admin::TokenView::from(info)).unwrap_or_default()
 }
 
 /// The token alone on standard output (or the whole answer, for `-o json`), and on standard
