@@ -10,7 +10,8 @@
 # Kafka (KRaft), moto, PostgreSQL and MariaDB on free loopback ports, runs every test, and
 # stops them all.
 # Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv), Node.js with npm, and for
-# the databases Debian or Ubuntu with apt-get (run as root, or with sudo) unless installed.
+# the databases and the browser Debian or Ubuntu with apt-get (run as root, or with sudo)
+# unless installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -51,6 +52,10 @@ echo "PostgreSQL at $postgres_url"
 mysql_url="$(tests/sql/mariadb.sh start "$mysql_run_dir")"
 echo "MariaDB at $mysql_url"
 
+echo "==> Chromium and chromedriver (the console's browser tests) from Debian"
+chromedriver="$(tests/browser/chromium.sh install)"
+echo "chromedriver at $chromedriver"
+
 echo "==> schemathesis (the API fuzzer) from PyPI"
 fuzz_venv="$root/.cache/fuzz-venv"
 if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q "4.32.5"; then
@@ -75,7 +80,7 @@ node --test sdk/js/test/
 echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
 export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
   TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
-  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis"
+  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver"
 # Every test binary, as `cargo test --workspace` would run them, but the plugin-authoring
 # suite beside the integration suite (tests/run_binaries.py says why), then the doc tests.
 binaries="$root/.cache/test-binaries.json"

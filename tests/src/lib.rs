@@ -18,6 +18,7 @@ use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
+pub mod browser;
 mod http_server;
 mod poison;
 mod relay;

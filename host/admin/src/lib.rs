@@ -5,6 +5,7 @@
 
 pub mod auth;
 mod connectors;
+mod console;
 mod error;
 mod events;
 mod guard;
@@ -16,6 +17,7 @@ mod secrets;
 mod serve;
 mod tls;
 mod tokens;
+mod topics;
 
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ use turnpike_pipeline::Host;
 
 use crate::error::ApiError;
 pub use crate::auth::{Auth, Principal};
+pub use crate::console::assets_size as console_assets_size;
 pub use crate::tokens::TokenView;
 pub use crate::guard::Guard;
 pub use crate::plugins::DEFAULT_MAX_UPLOAD_BYTES;
@@ -75,6 +78,8 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
     // overrides the router-wide one).
     let upload = post(plugins::upload).layer(DefaultBodyLimit::max(max_upload_bytes));
     Router::new()
+        .route("/", get(console::index))
+        .route("/ui/{file}", get(console::file))
         .route("/healthz", get(healthz))
         .route("/v1/openapi.json", get(openapi::document))
         .route("/metrics", get(metrics::metrics))
@@ -96,6 +101,8 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
         .route("/v1/secrets/{name}", axum::routing::put(secrets::put).delete(secrets::delete))
         .route("/v1/tokens", get(tokens::list).post(tokens::create))
         .route("/v1/tokens/{id}", delete(tokens::revoke))
+        .route("/v1/topics", get(topics::list))
+        .route("/v1/topics/{topic}/sample", get(topics::sample))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(guard.max_json_body()))
         // Inside the guard: a request from a foreign host or origin is refused before its
@@ -206,6 +213,10 @@ mod tests {
             ("get", "/v1/tokens"),
             ("post", "/v1/tokens"),
             ("delete", "/v1/tokens/{id}"),
+            ("get", "/v1/topics"),
+            ("get", "/v1/topics/{topic}/sample"),
+            ("get", "/"),
+            ("get", "/ui/{file}"),
         ];
         let documented: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
         assert_eq!(documented, routes.len(), "documented operations: {}", doc["paths"]);

@@ -4,7 +4,7 @@
 use axum::Json;
 use utoipa::OpenApi;
 
-use crate::{connectors, events, metrics, plugins, secrets, tokens};
+use crate::{connectors, console, events, metrics, plugins, secrets, tokens, topics};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -35,12 +35,16 @@ use crate::{connectors, events, metrics, plugins, secrets, tokens};
         tokens::create,
         tokens::list,
         tokens::revoke,
+        topics::list,
+        topics::sample,
+        console::index,
+        console::file,
         document,
     ),
     // Named only by path parameters, so not collected from the bodies.
     components(schemas(turnpike_config::PluginName)),
     modifiers(&BearerAuth),
-    tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "tokens"), (name = "operations"))
+    tags((name = "connectors"), (name = "plugins"), (name = "secrets"), (name = "tokens"), (name = "topics"), (name = "console"), (name = "operations"))
 )]
 pub struct ApiDoc;
 

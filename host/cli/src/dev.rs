@@ -102,8 +102,8 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     let sampler = tokio::spawn(show_samples(kafka, args.samples, originals, stop.clone()));
     let progress = tokio::spawn(show_progress(host.clone(), stop.clone()));
     println!(
-        "\nTurnpike dev is running. Try:\n  curl -s http://{}/v1/connectors\n  curl -s http://{}/v1/plugins\nPress Ctrl-C to stop.\n",
-        args.listen, args.listen
+        "\nTurnpike dev is running.\n  Open the console: http://{}/  (mask a topic: http://{}/#/mask)\n  Or the API: curl -s http://{}/v1/connectors\nPress Ctrl-C to stop.\n",
+        args.listen, args.listen, args.listen
     );
 
     serve::shutdown_signal().await;

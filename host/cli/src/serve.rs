@@ -51,7 +51,7 @@ pub async fn admin_api(host: Arc<Host>, config: &AdminConfig, base: &Path, token
         .await
         .with_context(|| format!("binding the admin API to {listen} (choose another with --listen)"))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    tracing::info!(address = %listen, scheme, "admin API listening");
+    tracing::info!(address = %listen, scheme, console = %format!("{scheme}://{listen}/"), "admin API and console listening");
     let app = match tokens {
         Some(tokens) => turnpike_admin::router_secured(host, config, tokens),
         None => turnpike_admin::router_with(host, config),

@@ -233,6 +233,12 @@ impl Consumer {
         count
     }
 
+    /// Records in the assigned partitions not yet read, from what the client last heard
+    /// from the broker (no request); `None` until it knows.
+    pub fn lag(&self) -> Option<i64> {
+        crate::lag::cached_lag(&self.inner)
+    }
+
     /// Stops fetching from every assigned partition (records already buffered stay put and
     /// are read after [`Consumer::resume_all`]).
     pub fn pause_all(&self) -> Result<(), KafkaError> {

@@ -7,11 +7,13 @@
 mod consumer;
 mod embedded;
 mod error;
+mod lag;
 mod offsets;
 mod positions;
 mod producer;
 mod raw_headers;
 mod rebalance;
+mod topics;
 
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
 pub use embedded::EmbeddedBroker;
@@ -20,3 +22,4 @@ pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo}
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};
 pub use rebalance::PartitionChange;
+pub use topics::{list_topics, sample_topic, SampledRecord, TopicInfo};

@@ -26,10 +26,17 @@ pub struct OutgoingRecord<'a> {
 /// A record handed to the producer, not yet acknowledged.
 pub struct Delivery {
     topic: String,
+    /// Key and value bytes of the record, for the connector's byte counts.
+    bytes: usize,
     future: DeliveryFuture,
 }
 
 impl Delivery {
+    /// The record's key and value bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Waits until the broker acknowledges the record (or it definitely failed).
     pub async fn wait(self) -> Result<(), KafkaError> {
         match self.future.await {
@@ -69,6 +76,7 @@ impl Producer {
         record: OutgoingRecord<'_>,
         headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
     ) -> Result<Delivery, KafkaError> {
+        let bytes = record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
         let mut owned = OwnedHeaders::new();
         for (key, value) in headers {
             owned = owned.insert(Header { key, value: Some(value) });
@@ -85,7 +93,7 @@ impl Producer {
         }
         loop {
             match self.inner.send_result(future_record) {
-                Ok(future) => return Ok(Delivery { topic: record.topic.to_owned(), future }),
+                Ok(future) => return Ok(Delivery { topic: record.topic.to_owned(), bytes, future }),
                 Err((rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                     future_record = back;
                     tokio::time::sleep(QUEUE_FULL_BACKOFF).await;

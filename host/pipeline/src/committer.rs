@@ -118,6 +118,7 @@ pub(crate) async fn run<C: Checkpoint>(
         };
         let Some(batch) = batch else { break };
         let outputs = batch.deliveries.len() as u64;
+        let bytes: u64 = batch.deliveries.iter().map(|d| d.bytes() as u64).sum();
         for delivery in batch.deliveries {
             if let Err(e) = delivery.wait().await {
                 tracing::error!(%connector, error = %e, "output not acknowledged; stopping without saving this batch's progress");
@@ -126,7 +127,7 @@ pub(crate) async fn run<C: Checkpoint>(
                 break 'batches;
             }
         }
-        LiveStatus::add(&status.records_out, outputs);
+        status.count_out(outputs, bytes);
         C::merge(&mut acknowledged, batch.progress);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {

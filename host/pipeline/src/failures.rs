@@ -8,7 +8,7 @@ use turnpike_config::{Connector, ErrorTolerance};
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
 use turnpike_runtime::{escape_control, input_len, input_record, BatchBuilder, ErrorKind, FaultClass, InputBatch};
 
-use crate::status::{FaultInfo, LiveStatus};
+use crate::status::{FailingRecord, FaultInfo, LiveStatus};
 
 /// Failed records logged one by one per batch; the rest are counted in one line, so a plugin
 /// failing every record cannot flood the host log.
@@ -115,7 +115,9 @@ impl ErrorPolicy {
             ReadFrom::Source { .. } => format!("a record for {}", record.topic),
         };
         let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
-        Some(FaultInfo { class: stop.class.clone(), message: format!("{} ({}) failed {at}: {} ({why})", stop.plugin, stop.stage, stop.message) })
+        let place = matches!(from, ReadFrom::Kafka).then_some((record.partition, record.offset));
+        let failing = FailingRecord::new(record.topic, place, record.key, record.value);
+        Some(FaultInfo { class: stop.class.clone(), message: format!("{} ({}) failed {at}: {} ({why})", stop.plugin, stop.stage, stop.message), record: Some(failing) })
     }
 
     /// Sets aside the records the host could not read (`(index, why)`): judged and

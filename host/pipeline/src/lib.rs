@@ -21,17 +21,18 @@ mod storage;
 mod supervisor;
 mod swap;
 mod tasks;
+mod throughput;
 mod validation;
 
 pub use connector_state::ConnectorState;
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};
-pub use host::{Applied, Host, HostError, SecretEntry};
+pub use host::{Applied, Host, HostError, SecretEntry, SAMPLE_VALUE_CAP};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-pub use status::{ConnectorStatus, DatabaseStatus, FaultInfo, StorageStatus};
+pub use status::{ConnectorStatus, DatabaseStatus, FailingRecord, FaultInfo, StorageStatus};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
 /// Re-exported: offsets as the API reports and resets them.
-pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo, DEFAULT_POSITIONS_TOPIC};
+pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo, SampledRecord, TopicInfo, DEFAULT_POSITIONS_TOPIC};
 /// Re-exported: the operator limits a [`Host`] is built with.
 pub use turnpike_config::SandboxConfig;

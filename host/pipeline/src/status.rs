@@ -1,7 +1,7 @@
 //! What a connector reports about itself: state, counters, the last fault.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -13,6 +13,7 @@ use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
 use crate::events::{EventKind, Events};
+use crate::throughput::Throughput;
 
 /// Why a connector failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -22,12 +23,42 @@ pub struct FaultInfo {
     pub class: String,
     /// What happened, for a person.
     pub message: String,
+    /// The record that failed the connector, when one did (`errors.tolerance: none` or a
+    /// fatal record error): where it is and what it held, as text, capped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<FailingRecord>,
+}
+
+/// The record a connector failed on, as its status shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FailingRecord {
+    /// Its topic (for a source: the topic it was bound for).
+    pub topic: String,
+    /// Partition, for a record read from Kafka.
+    pub partition: Option<i32>,
+    /// Offset, for a record read from Kafka.
+    pub offset: Option<i64>,
+    /// The key as UTF-8 text (lossy), at most 4 KiB.
+    pub key: Option<String>,
+    /// The value as UTF-8 text (lossy), at most 4 KiB.
+    pub value: Option<String>,
+}
+
+/// How much of a failing record's key and value the status shows.
+const FAILING_RECORD_CAP: usize = 4096;
+
+impl FailingRecord {
+    /// The record, its key and value cut at the cap.
+    pub(crate) fn new(topic: &str, at: Option<(i32, i64)>, key: Option<&[u8]>, value: Option<&[u8]>) -> Self {
+        let text = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(FAILING_RECORD_CAP)]).into_owned();
+        Self { topic: topic.to_owned(), partition: at.map(|a| a.0), offset: at.map(|a| a.1), key: key.map(text), value: value.map(text) }
+    }
 }
 
 impl FaultInfo {
     /// A fault of `class`, explained by `message`.
     pub(crate) fn new(class: FaultClass, message: impl Into<String>) -> Self {
-        Self { class: class.into(), message: message.into() }
+        Self { class: class.into(), message: message.into(), record: None }
     }
 
     /// Why a plugin instance could not be created; a fault in `create` is also counted
@@ -55,6 +86,23 @@ pub struct ConnectorStatus {
     pub records_in: u64,
     /// Records produced and acknowledged (or, for a sink, written and flushed).
     pub records_out: u64,
+    /// Bytes read (keys, values and headers of the records consumed or polled).
+    pub bytes_in: u64,
+    /// Bytes written (keys and values produced; for a sink, of the records it was given).
+    pub bytes_out: u64,
+    /// Records in per second over the last minute (or since start, when younger).
+    pub records_in_per_s: f64,
+    /// Records out per second over the last minute.
+    pub records_out_per_s: f64,
+    /// Bytes in per second over the last minute.
+    pub bytes_in_per_s: f64,
+    /// Bytes out per second over the last minute.
+    pub bytes_out_per_s: f64,
+    /// Records out per second in each 5-second slot of the last minute, oldest first.
+    pub history: Vec<f64>,
+    /// Records in the assigned input partitions not yet read (transforms and sinks), as of
+    /// the last batch; none before the first, for a source, and when not running or paused.
+    pub lag: Option<i64>,
     /// Records that failed and were let go (`errors.tolerance: all`): skipped, or written to
     /// the dead-letter topic (counted in `records_dead_lettered` too).
     pub records_failed: u64,
@@ -135,6 +183,11 @@ pub(crate) struct LiveStatus {
     events: Arc<Events>,
     pub(crate) records_in: AtomicU64,
     pub(crate) records_out: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    /// Consumer lag as of the last batch; negative: not known.
+    lag: AtomicI64,
+    throughput: Throughput,
     pub(crate) records_failed: AtomicU64,
     pub(crate) records_dead_lettered: AtomicU64,
     pub(crate) retries: AtomicU64,
@@ -159,6 +212,10 @@ impl LiveStatus {
             events,
             records_in: AtomicU64::new(0),
             records_out: AtomicU64::new(0),
+            bytes_in: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
+            lag: AtomicI64::new(-1),
+            throughput: Throughput::new(),
             records_failed: AtomicU64::new(0),
             records_dead_lettered: AtomicU64::new(0),
             retries: AtomicU64::new(0),
@@ -242,12 +299,32 @@ impl LiveStatus {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Counts `records` of `bytes` read (consumed or polled).
+    pub(crate) fn count_in(&self, records: u64, bytes: u64) {
+        Self::add(&self.records_in, records);
+        Self::add(&self.bytes_in, bytes);
+        self.throughput.count(true, records, bytes);
+    }
+
+    /// Counts `records` of `bytes` safely written (acknowledged, or flushed by a sink).
+    pub(crate) fn count_out(&self, records: u64, bytes: u64) {
+        Self::add(&self.records_out, records);
+        Self::add(&self.bytes_out, bytes);
+        self.throughput.count(false, records, bytes);
+    }
+
+    /// Notes the consumer's lag (`None`: not known).
+    pub(crate) fn set_lag(&self, lag: Option<i64>) {
+        self.lag.store(lag.unwrap_or(-1), Ordering::Relaxed);
+    }
+
     /// The status of the connector `config` defines, of `kind`. Its plugin references are
     /// shown as written until a run resolves them.
     pub(crate) fn snapshot(&self, config: &ConnectorConfig, kind: ConnectorKind) -> ConnectorStatus {
         let configured = config.plugin_refs().into_iter().map(|(_, r)| r.to_string()).collect();
         let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or(configured);
         let (state, since, error) = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let rates = self.throughput.rates();
         ConnectorStatus {
             name: config.name.to_string(),
             kind,
@@ -255,6 +332,16 @@ impl LiveStatus {
             state_since: humantime::format_rfc3339_millis(since).to_string(),
             records_in: self.records_in.load(Ordering::Relaxed),
             records_out: self.records_out.load(Ordering::Relaxed),
+            bytes_in: self.bytes_in.load(Ordering::Relaxed),
+            bytes_out: self.bytes_out.load(Ordering::Relaxed),
+            records_in_per_s: rates.records_in_per_s,
+            records_out_per_s: rates.records_out_per_s,
+            bytes_in_per_s: rates.bytes_in_per_s,
+            bytes_out_per_s: rates.bytes_out_per_s,
+            history: rates.history,
+            // Only while a consumer reads: a failed or stopped connector's last figure would
+            // say it is caught up while it is stuck (its committed offsets are under `offsets`).
+            lag: Some(self.lag.load(Ordering::Relaxed)).filter(|l| *l >= 0 && matches!(state, ConnectorState::Running | ConnectorState::Paused)),
             records_failed: self.records_failed.load(Ordering::Relaxed),
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),

@@ -193,7 +193,7 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
 
 /// Resolves a plugin reference and checks it is of the kind the stage needs.
 pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wanted: PluginKind, team: Option<&TeamName>) -> Result<PluginInfo, FaultInfo> {
-    let info = registry.resolve_for(reference, team).map_err(|e: RegistryError| FaultInfo { class: e.class().into(), message: e.to_string() })?;
+    let info = registry.resolve_for(reference, team).map_err(|e: RegistryError| FaultInfo { class: e.class().into(), message: e.to_string(), record: None })?;
     let actual = info.plugin.kind();
     if actual != wanted {
         let message = format!("{} is a {} plugin; this stage needs a {} plugin", info.label(), actual.as_str(), wanted.as_str());

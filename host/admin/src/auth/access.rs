@@ -38,7 +38,8 @@ pub fn rule(method: &Method, path: &str) -> Option<(Need, Resource)> {
     let owned_connector = |name: &str| Resource::Connector(name.to_owned());
     let need = |role| Need::Role(role);
     Some(match segments.as_slice() {
-        ["healthz"] | ["v1", "openapi.json"] => (Need::Public, Resource::None),
+        // The console's assets hold no data; everything they show comes through the API.
+        ["healthz"] | ["v1", "openapi.json"] | [""] | ["ui", _] => (Need::Public, Resource::None),
         ["metrics"] => (need(Admin), Resource::None),
         ["v1", "events"] | ["v1", "connectors"] => (need(Viewer), Resource::None),
         ["v1", "connectors", name] => (need(if read { Viewer } else { Editor }), owned_connector(name)),
@@ -51,6 +52,8 @@ pub fn rule(method: &Method, path: &str) -> Option<(Need, Resource)> {
         ["v1", "plugins", name, _version] => (need(if read { Viewer } else { Editor }), Resource::Plugin { name: (*name).to_owned(), writes: !read }),
         ["v1", "plugins", name, _version, "test"] => (need(Editor), Resource::Plugin { name: (*name).to_owned(), writes: false }),
         ["v1", "secrets"] => (need(Viewer), Resource::None),
+        // A team sees and samples only its topics; the handler filters and hides the rest.
+        ["v1", "topics"] | ["v1", "topics", _, "sample"] => (need(Viewer), Resource::None),
         ["v1", "secrets", _] | ["v1", "tokens"] | ["v1", "tokens", _] => (need(Admin), Resource::None),
         _ => return None,
     })

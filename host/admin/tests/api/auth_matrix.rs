@@ -49,6 +49,11 @@ const EXPECTED: &[(&str, Needs, bool)] = &[
     ("get /v1/tokens", Needs::Admin, false),
     ("post /v1/tokens", Needs::Admin, false),
     ("delete /v1/tokens/{id}", Needs::Admin, false),
+    ("get /v1/topics", Needs::Viewer, false),
+    // Team A's topic: another team's caller gets 404, as for a missing topic.
+    ("get /v1/topics/{topic}/sample", Needs::Viewer, true),
+    ("get /", Needs::Anyone, false),
+    ("get /ui/{file}", Needs::Anyone, false),
 ];
 
 /// The callers, in the order they run: within one operation a destructive operation is
@@ -63,7 +68,9 @@ fn operation_request(world: &World, method: &str, path: &str, token: Option<&str
         .replace("/v1/plugins/{name}", "/v1/plugins/a-plug")
         .replace("/v1/secrets/{name}", "/v1/secrets/a-secret")
         .replace("{version}", "1.0.0")
-        .replace("{id}", &world.victim_token);
+        .replace("{id}", &world.victim_token)
+        .replace("{topic}", "a.orders")
+        .replace("{file}", "app.js");
     let body = match (method, path) {
         ("put", "/v1/connectors/{name}") | ("post", "/v1/connectors/{name}/validate") => Some(connector()),
         ("post", "/v1/connectors/{name}/offsets/reset") => Some(json!({ "to": "earliest" })),

@@ -17,6 +17,7 @@ mod rules;
 mod secrets;
 mod table;
 mod team_rules;
+mod topics;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,7 @@ use turnpike_state::{Lifecycle, SecretStore, StateStore};
 
 pub use self::error::HostError;
 pub use self::secrets::SecretEntry;
+pub use self::topics::SAMPLE_VALUE_CAP;
 use self::table::{Definition, Entry, Run};
 use crate::events::Events;
 use crate::registry::PluginRegistry;

@@ -13,7 +13,6 @@ use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, Offsets};
 use turnpike_runtime::{BatchBuilder, InputBatch, RecordRef};
 
 use super::{Exit, PauseHooks, TaskContext};
-use crate::status::LiveStatus;
 
 /// What a task adds to the read loop.
 pub(crate) trait ReadHooks: PauseHooks {
@@ -89,7 +88,8 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
         if read == 0 {
             continue;
         }
-        LiveStatus::add(&cx.status.records_in, read as u64);
+        cx.status.count_in(read as u64, builder.bytes() as u64);
+        cx.status.set_lag(consumer.lag());
         if let Err(exit) = hooks.batch(cx, builder.finish(), offsets, unreadable).await {
             return exit;
         }

@@ -47,6 +47,8 @@ struct Unflushed {
     dead_letters: Vec<Delivery>,
     /// Records the sink accepted.
     written: u64,
+    /// Their bytes (of the batches handed over, rejected records included).
+    written_bytes: u64,
 }
 
 /// The sink instance and what it holds between flushes: what the sink adds to the read loop.
@@ -150,6 +152,7 @@ impl Writer {
             });
         }
         self.unflushed.written += (input_len(&to_write) - rejected.len()) as u64;
+        self.unflushed.written_bytes += to_write.data.len() as u64;
         if let Some(fault) = cx.policy.judge(&failed, batch, ReadFrom::Kafka) {
             return Err(fault.into());
         }
@@ -227,7 +230,7 @@ impl Writer {
         if let Err(e) = self.consumer.commit_off_thread(&commit, sync).await {
             tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
         }
-        LiveStatus::add(&cx.status.records_out, std::mem::take(&mut self.unflushed.written));
+        cx.status.count_out(std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
         self.unflushed.offsets = held;
         Ok(())
     }

@@ -129,7 +129,7 @@ impl SourceTask {
             if polled.position.is_some() {
                 position.clone_from(&polled.position);
             }
-            LiveStatus::add(&self.cx.status.records_in, input_len(&polled.batch) as u64);
+            self.cx.status.count_in(input_len(&polled.batch) as u64, polled.batch.data.len() as u64);
             match self.deliver(polled).await {
                 Ok(pending) => {
                     if tx.send(pending).await.is_err() {

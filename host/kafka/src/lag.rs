@@ -1,0 +1,34 @@
+//! A consumer's lag from what its client already knows: no request to the broker.
+//!
+//! Why through librdkafka directly: rdkafka's safe API offers only `fetch_watermarks`, a
+//! round trip to the broker per partition; librdkafka keeps each partition's high watermark
+//! from the last fetch response, which is what a status read after every batch needs.
+
+#![allow(unsafe_code, reason = "librdkafka's cached watermarks have no safe wrapper; see the safety comment")]
+
+use std::ffi::CString;
+
+use rdkafka::bindings as rd;
+use rdkafka::consumer::{Consumer, ConsumerContext};
+use rdkafka::Offset;
+
+/// Records in the assigned partitions not yet read: per partition, the high watermark the
+/// client last saw minus its position; `None` until some partition knows both.
+pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Option<i64> {
+    let positions = consumer.position().ok()?;
+    let client = consumer.client().native_ptr();
+    let mut total: Option<i64> = None;
+    for elem in positions.elements() {
+        let Offset::Offset(position) = elem.offset() else { continue };
+        let Ok(topic) = CString::new(elem.topic()) else { continue };
+        let (mut low, mut high) = (-1i64, -1i64);
+        // SAFETY: `client` is the live handle of `consumer`, borrowed for this call; `topic`
+        // is a NUL-terminated string that outlives it; `low` and `high` are valid locals the
+        // call writes to. The function only reads the client's cached partition state.
+        let err = unsafe { rd::rd_kafka_get_watermark_offsets(client, topic.as_ptr(), elem.partition(), &mut low, &mut high) };
+        if err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 {
+            *total.get_or_insert(0) += (high - position).max(0);
+        }
+    }
+    total
+}

@@ -1,0 +1,46 @@
+//! The cluster's topics as a caller may see them, and read-only samples of their latest
+//! records: a team sees and samples only topics its patterns (`teams.<team>.topics`) allow,
+//! the same rule its connectors' topics obey.
+
+use turnpike_config::TeamName;
+use turnpike_kafka::{list_topics, sample_topic, SampledRecord, TopicInfo};
+
+use super::{Host, HostError};
+
+/// The largest value a sample returns per record, in bytes; longer ones are cut.
+pub const SAMPLE_VALUE_CAP: usize = 16 * 1024;
+
+impl Host {
+    /// The topics `team` may use (all of them for the operator, `None`), sorted by name.
+    /// Internal topics (Kafka's `__…` ones and the host's source-positions topic) only when
+    /// `internal` is asked for.
+    pub async fn topics(&self, team: Option<&TeamName>, internal: bool) -> Result<Vec<TopicInfo>, HostError> {
+        let kafka = self.shared.kafka.clone();
+        let listed = tokio::task::spawn_blocking(move || list_topics(&kafka)).await;
+        let topics = listed.map_err(|e| HostError::Internal(format!("topics task: {e}")))??;
+        Ok(topics.into_iter().filter(|t| (internal || !self.is_internal_topic(&t.name)) && self.team_may_use_topic(team, &t.name)).collect())
+    }
+
+    /// Up to `limit` of `topic`'s latest records, oldest first; `Ok(None)` when it does not
+    /// exist or `team` may not read it (the same answer, so names do not leak).
+    pub async fn sample_topic(&self, team: Option<&TeamName>, topic: &str, limit: usize) -> Result<Option<Vec<SampledRecord>>, HostError> {
+        if !self.team_may_use_topic(team, topic) {
+            return Ok(None);
+        }
+        let (kafka, name) = (self.shared.kafka.clone(), topic.to_owned());
+        let read = tokio::task::spawn_blocking(move || sample_topic(&kafka, &name, limit, SAMPLE_VALUE_CAP)).await;
+        Ok(read.map_err(|e| HostError::Internal(format!("sample task: {e}")))??)
+    }
+
+    /// Whether `topic` is Kafka's or the host's own bookkeeping rather than data.
+    fn is_internal_topic(&self, topic: &str) -> bool {
+        topic.starts_with("__") || topic == self.shared.positions_topic
+    }
+
+    fn team_may_use_topic(&self, team: Option<&TeamName>, topic: &str) -> bool {
+        match team {
+            None => true,
+            Some(team) => self.teams().get(team).is_some_and(|policy| policy.allows_topic(topic)),
+        }
+    }
+}
