@@ -103,6 +103,19 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     browser.click("button[data-action='resume']").await?;
     wait_api_state(&host, "mask-people", "RUNNING")?;
     browser.wait_js("the page shows it running again", "document.querySelector('#state').textContent === 'RUNNING'").await?;
+    // Edit and check before saving: the problem is shown at its field, and saving stays off.
+    browser
+        .client
+        .execute(
+            "const t = document.querySelector('#config-edit'); const c = JSON.parse(t.value); c.batch = Object.assign(c.batch || {}, { max_records: 0 }); t.value = JSON.stringify(c, null, 2); t.dispatchEvent(new Event('input', { bubbles: true }));",
+            vec![],
+        )
+        .await?;
+    browser.click("#validate").await?;
+    let problem = browser.text("#problems li[data-path='connector.batch.max_records']").await?;
+    anyhow::ensure!(problem.contains("max_records"), "the problem names the field: {problem}");
+    let saveable = browser.client.execute("return !document.querySelector('#save').disabled;", vec![]).await?;
+    anyhow::ensure!(saveable == json!(false), "an edit that did not pass its check cannot be saved");
     browser.screenshots("connector").await?;
     browser.click("button[data-action='stop']").await?;
     browser.wait_js("a confirmation before stopping", "(() => { const d = document.querySelector('#confirm-dialog'); return d && (d.open || !d.hidden); })()").await?;
@@ -152,7 +165,7 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     browser.open(&format!("{base}/#/"), "#connectors tr[data-connector='poisoned']").await?;
     browser.wait_for("#connectors tr[data-connector='mask-people'] .state").await?;
     browser.screenshots("overview").await?;
-    assert_no_console_errors(&browser, "while masking, operating and uploading", &["/v1/plugins?name=junk"]).await?;
+    assert_no_console_errors(&browser, "while masking, operating and uploading", &["/v1/plugins?name=junk", "/v1/connectors/mask-people/validate"]).await?;
     browser.close().await?;
     eprintln!("console screenshots in {}", screenshot_dir().display());
     Ok(())
@@ -247,5 +260,55 @@ async fn on_a_shared_host_the_console_asks_for_a_token_once_per_session() -> any
     anyhow::ensure!(prompted == json!(false), "the token is kept for the session");
     assert_no_console_errors(&browser, "once signed in", &[]).await?;
     browser.close().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn from_turnpike_dev_a_new_user_masks_a_topic_through_the_printed_url() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(unique("turnpike-dev-console"));
+    std::fs::create_dir_all(&dir)?;
+    let stdout_path = dir.join("stdout");
+    let mut dev = std::process::Command::new(turnpike_bin())
+        .args(["dev", "--listen", &format!("127.0.0.1:{}", free_port()), "--rate", "20", "--samples", "0"])
+        .stdout(std::fs::File::create(&stdout_path)?)
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let url = wait_until("turnpike dev to print the console's URL", Duration::from_secs(60), || {
+        let printed = std::fs::read_to_string(&stdout_path)?;
+        Ok(printed.lines().find_map(|l| l.trim().strip_prefix("Open the console: ")).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned))
+    })?;
+    let address = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let browser = Browser::start().await?;
+    let started = std::time::Instant::now();
+    // Only what the page offers: the overview's button, then the wizard's four steps.
+    browser.open(&url, "#new-mask").await?;
+    browser.click("#new-mask").await?;
+    browser.wait_for("#mask-topic option[value='customers']").await?;
+    browser.wait_for("#mask-topic").await?.select_by_value("customers").await?;
+    for field in ["email", "ssn", "card.number"] {
+        browser.click(&format!("#sample [data-path='{field}']")).await?;
+    }
+    browser.click("#preview-button").await?;
+    browser.wait_js("deploy enabled by the preview", "!document.querySelector('#deploy').disabled").await?;
+    let name = browser.wait_for("#connector-name").await?;
+    name.clear().await?;
+    name.send_keys("my-mask").await?;
+    let output = browser.wait_for("#output-topic").await?;
+    output.clear().await?;
+    output.send_keys("customers.safe").await?;
+    browser.click("#deploy").await?;
+    browser.wait_js("the new connector running", "location.hash === '#/connectors/my-mask' && document.querySelector('#state') && document.querySelector('#state').textContent === 'RUNNING'").await?;
+    wait_until("records through my-mask", Duration::from_secs(60), || {
+        let (_, status) = http_get(&address, "/v1/connectors/my-mask")?;
+        Ok((status["records_out"].as_u64().unwrap_or(0) > 0).then_some(()))
+    })?;
+    let took = started.elapsed();
+    eprintln!("turnpike dev: from opening {url} to masked records flowing through the wizard's connector: {took:.1?}");
+    anyhow::ensure!(took < Duration::from_secs(60), "masking a topic from the printed URL took {took:?}");
+    browser.screenshots("dev-mask-deployed").await?;
+    assert_no_console_errors(&browser, "masking a topic in turnpike dev", &[]).await?;
+    browser.close().await?;
+    std::process::Command::new("kill").arg("-TERM").arg(dev.id().to_string()).status()?;
+    wait_until("turnpike dev to stop", Duration::from_secs(30), || Ok(dev.try_wait()?))?;
     Ok(())
 }

@@ -188,7 +188,12 @@ impl HostConfig {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();
             let message = in_users_words(message.rfind(" at line ").map_or(message.as_str(), |i| &message[..i]));
-            ConfigError::Syntax { origin: origin.to_owned(), message: if path == "." { message } else { format!("{path}: {message}") } }
+            // A value of the wrong type or range names its key, as a problem, so that a form
+            // (the console's editor) can show it at its field like any other problem.
+            match path.as_str() {
+                "." => ConfigError::Syntax { origin: origin.to_owned(), message },
+                _ => ConfigError::Invalid { origin: origin.to_owned(), problems: vec![Problem::new(format!("connector.{path}"), message)] },
+            }
         })?;
         Ok(connector)
     }

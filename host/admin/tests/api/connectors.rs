@@ -116,7 +116,8 @@ async fn bad_connector_bodies_get_4xx_naming_what_to_fix() {
     bad["batch"] = json!({ "max_records": 0 });
     let (status, body) = send(&app, "PUT", "/v1/connectors/c", Some(bad)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(body["detail"].as_str().unwrap().starts_with("batch.max_records: 0 is out of range"), "{body}");
+    assert!(body["detail"].as_str().unwrap().starts_with("connector.batch.max_records: 0 is out of range"), "{body}");
+    assert_eq!(body["problems"][0]["key"], "connector.batch.max_records", "a value out of range names its field as a problem: {body}");
 
     let mut bad = connector("s");
     bad["output_topic"] = json!("customers");
