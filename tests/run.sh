@@ -27,6 +27,15 @@ if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx w
   rustup target add wasm32-wasip2
 fi
 
+echo "==> build, in the background while the servers and tools below are set up"
+# Every target of the workspace at once, so dependencies are built once with the same
+# features the test run below unifies (building only `-p turnpike` first compiled some 55
+# crates, wasmtime and the AWS SDK among them, a second time). The set-up below mostly waits
+# on downloads and servers starting, so it costs the build little; on a fresh machine it took
+# minutes before the build could begin.
+cargo build --workspace --all-targets &
+build_pid=$!
+
 echo "==> real Apache Kafka (KRaft) on loopback"
 run_dir="$root/.cache/kafka-run"
 s3_run_dir="$root/.cache/moto-run"
@@ -36,7 +45,7 @@ tests/kafka/kafka.sh stop "$run_dir" || true
 tests/s3/moto.sh stop "$s3_run_dir" || true
 tests/sql/postgres.sh stop "$pg_run_dir" || true
 tests/sql/mariadb.sh stop "$mysql_run_dir" || true
-trap 'tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
+trap 'kill "$build_pid" 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
 
@@ -63,11 +72,8 @@ if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q "4.32.5"; the
   "$fuzz_venv/bin/pip" install --quiet "schemathesis==4.32.5"
 fi
 
-echo "==> build"
-# Every target of the workspace at once, so dependencies are built once with the same
-# features the test run below unifies (building only `-p turnpike` first compiled some 55
-# crates, wasmtime and the AWS SDK among them, a second time).
-cargo build --workspace --all-targets
+echo "==> waiting for the build"
+wait "$build_pid"
 
 echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspaces of their own)"
 (cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")

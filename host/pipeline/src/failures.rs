@@ -117,7 +117,7 @@ impl ErrorPolicy {
         let why = if stop.kind == ErrorKind::Fatal { "the plugin marked the error fatal" } else { "errors.tolerance is none" };
         let place = matches!(from, ReadFrom::Kafka).then_some((record.partition, record.offset));
         let failing = FailingRecord::new(record.topic, place, record.key, record.value);
-        Some(FaultInfo { class: stop.class.clone(), message: format!("{} ({}) failed {at}: {} ({why})", stop.plugin, stop.stage, stop.message), record: Some(failing) })
+        Some(FaultInfo { class: stop.class.clone(), message: format!("{} ({}) failed {at}: {} ({why})", stop.plugin, stop.stage, stop.message), record: Some(Box::new(failing)) })
     }
 
     /// Sets aside the records the host could not read (`(index, why)`): judged and

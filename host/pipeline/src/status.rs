@@ -25,8 +25,9 @@ pub struct FaultInfo {
     pub message: String,
     /// The record that failed the connector, when one did (`errors.tolerance: none` or a
     /// fatal record error): where it is and what it held, as text, capped.
+    /// Boxed: most faults have none, and every `Result<_, FaultInfo>` would carry its size.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub record: Option<FailingRecord>,
+    pub record: Option<Box<FailingRecord>>,
 }
 
 /// The record a connector failed on, as its status shows it.
