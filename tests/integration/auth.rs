@@ -116,12 +116,16 @@ async fn a_shared_host_admits_only_tokens_and_keeps_teams_to_their_topics() -> a
     assert_eq!(status, 200, "{listed}");
     let names: Vec<&str> = listed["topics"].as_array().context("topics")?.iter().filter_map(|t| t["name"].as_str()).collect();
     assert!(names.contains(&input.as_str()) && names.iter().all(|n| n.starts_with("analytics.")), "only the team's topics: {names:?}");
-    let (status, sample) = call(&api, "GET", &format!("/v1/topics/{input}/sample?limit=5"), Some(&viewer), None)?;
+    let (status, refused) = call(&api, "GET", &format!("/v1/topics/{input}/sample?limit=5"), Some(&viewer), None)?;
+    assert_eq!(status, 403, "a sample shows records, so a viewer may not take one: {refused}");
+    let (status, sample) = call(&api, "GET", &format!("/v1/topics/{input}/sample?limit=5"), Some(&editor), None)?;
     assert_eq!(status, 200, "{sample}");
     assert_eq!(sample["records"].as_array().map(Vec::len), Some(2), "the team samples its topic: {sample}");
     let (status, refused) = call(&api, "GET", &format!("/v1/topics/{payments}/sample"), Some(&editor), None)?;
     assert_eq!((status, refused["error"].as_str()), (404, Some("topic_not_found")), "another team's topic cannot be sampled: {refused}");
     assert!(!refused.to_string().contains("4111"), "{refused}");
+    let (_, internal) = call(&api, "GET", "/v1/topics?internal=true", Some(&viewer), None)?;
+    assert!(!internal.to_string().contains("__consumer_offsets"), "a team never lists internal topics: {internal}");
     let (status, all) = call(&api, "GET", "/v1/topics", Some(&admin), None)?;
     assert!(status == 200 && all.to_string().contains(&payments), "an admin sees every topic: {all}");
 

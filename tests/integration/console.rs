@@ -118,7 +118,7 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     anyhow::ensure!(saveable == json!(false), "an edit that did not pass its check cannot be saved");
     browser.screenshots("connector").await?;
     browser.click("button[data-action='stop']").await?;
-    browser.wait_js("a confirmation before stopping", "(() => { const d = document.querySelector('#confirm-dialog'); return d && (d.open || !d.hidden); })()").await?;
+    browser.wait_js("a confirmation before stopping", "document.querySelector('#confirm-dialog').open").await?;
     anyhow::ensure!(state_of(&host, "mask-people")? == "RUNNING", "nothing stops before the confirmation");
     browser.click("#confirm-yes").await?;
     wait_api_state(&host, "mask-people", "STOPPED")?;
@@ -159,8 +159,11 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
 
     // The events page shows the live stream; the overview lists both connectors.
     browser.open(&format!("{base}/#/events"), "#events").await?;
-    http_json(&host.admin, "POST", "/v1/connectors/mask-people/resume", &json!({}))?;
-    browser.wait_for("#events li[data-kind='state_changed']").await?;
+    let shown = "document.querySelectorAll(\"#events li[data-kind='state_changed'][data-connector='mask-people']\").length";
+    let before = browser.client.execute(&format!("return {shown};"), vec![]).await?;
+    let (code, body) = http_json(&host.admin, "POST", "/v1/connectors/mask-people/resume", &json!({}))?;
+    anyhow::ensure!(code == 202, "resumed: {code} {body}");
+    browser.wait_js("the resume's events arriving live", &format!("{shown} > {before}")).await?;
     browser.screenshots("events").await?;
     browser.open(&format!("{base}/#/"), "#connectors tr[data-connector='poisoned']").await?;
     browser.wait_for("#connectors tr[data-connector='mask-people'] .state").await?;
@@ -250,8 +253,12 @@ async fn on_a_shared_host_the_console_asks_for_a_token_once_per_session() -> any
     // Signed in: the wizard lists the team's topic, and the form is gone.
     browser.wait_for(&format!("#mask-topic option[value='{topic}']")).await?;
     browser.wait_js("the token form hidden", "document.querySelector('#token-form').hidden").await?;
-    // The 401s before the token was given are expected; nothing after them may fail.
-    let _before_sign_in = browser.console_errors().await?;
+    // The 401s before the token was given are expected, and nothing else.
+    let mut before_sign_in = browser.console_errors().await?;
+    before_sign_in.retain(|e| !e.contains("the server responded with a status of 401"));
+    anyhow::ensure!(before_sign_in.is_empty(), "errors before signing in: {before_sign_in:#?}");
+    let stored = browser.client.execute("return JSON.stringify(localStorage) + document.cookie;", vec![]).await?;
+    anyhow::ensure!(!stored.to_string().contains("tpk_"), "the token is kept only in the tab's session storage: {stored}");
     // Another page and a reload of the tab: no second prompt.
     browser.open(&format!("{base}/#/plugins"), "#plugins tr[data-plugin='pii-mask']").await?;
     browser.client.refresh().await?;
@@ -268,11 +275,13 @@ async fn from_turnpike_dev_a_new_user_masks_a_topic_through_the_printed_url() ->
     let dir = std::env::temp_dir().join(unique("turnpike-dev-console"));
     std::fs::create_dir_all(&dir)?;
     let stdout_path = dir.join("stdout");
-    let mut dev = std::process::Command::new(turnpike_bin())
-        .args(["dev", "--listen", &format!("127.0.0.1:{}", free_port()), "--rate", "20", "--samples", "0"])
-        .stdout(std::fs::File::create(&stdout_path)?)
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
+    let mut dev = KillOnDrop(
+        std::process::Command::new(turnpike_bin())
+            .args(["dev", "--listen", &format!("127.0.0.1:{}", free_port()), "--rate", "20", "--samples", "0"])
+            .stdout(std::fs::File::create(&stdout_path)?)
+            .stderr(std::process::Stdio::null())
+            .spawn()?,
+    );
     let url = wait_until("turnpike dev to print the console's URL", Duration::from_secs(60), || {
         let printed = std::fs::read_to_string(&stdout_path)?;
         Ok(printed.lines().find_map(|l| l.trim().strip_prefix("Open the console: ")).and_then(|rest| rest.split_whitespace().next()).map(str::to_owned))
@@ -308,7 +317,17 @@ async fn from_turnpike_dev_a_new_user_masks_a_topic_through_the_printed_url() ->
     browser.screenshots("dev-mask-deployed").await?;
     assert_no_console_errors(&browser, "masking a topic in turnpike dev", &[]).await?;
     browser.close().await?;
-    std::process::Command::new("kill").arg("-TERM").arg(dev.id().to_string()).status()?;
-    wait_until("turnpike dev to stop", Duration::from_secs(30), || Ok(dev.try_wait()?))?;
+    std::process::Command::new("kill").arg("-TERM").arg(dev.0.id().to_string()).status()?;
+    wait_until("turnpike dev to stop", Duration::from_secs(30), || Ok(dev.0.try_wait()?))?;
     Ok(())
+}
+
+/// A child process killed if the test ends early.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -18,10 +18,12 @@ fn groups_on_broker() -> anyhow::Result<Vec<String>> {
 async fn a_sample_is_the_latest_records_across_partitions_and_leaves_no_group() -> anyhow::Result<()> {
     let topic = unique("sampled");
     create_topic_with(&topic, 3, &[("retention.ms", "-1")]).await?;
-    // 30 records spread over 3 partitions, with timestamps one second apart; one huge value.
+    // 30 records with timestamps one second apart: the first 20 over the 3 partitions, the
+    // newest 10 all in partition 0 (so a sample that took limit/partitions from each, or only
+    // the last few of each, would miss some); one huge value.
     let base = 1_700_000_000_000i64;
     let mut records: Vec<Outgoing> = (0..30)
-        .map(|i| Outgoing { key: format!("k{i}"), value: format!("{{\"n\":{i}}}"), partition: Some(i % 3), timestamp: Some(base + i64::from(i) * 1000) })
+        .map(|i| Outgoing { key: format!("k{i}"), value: format!("{{\"n\":{i}}}"), partition: Some(if i < 20 { i % 3 } else { 0 }), timestamp: Some(base + i64::from(i) * 1000) })
         .collect();
     records[29].value = format!("{{\"big\":\"{}\"}}", "x".repeat(40 * 1024));
     produce_records(&producer()?, &topic, &records).await?;

@@ -45,6 +45,7 @@ impl Browser {
         let port = crate::free_port();
         let driver = Command::new(&driver_path)
             .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -139,17 +140,18 @@ impl Browser {
     }
 
     /// Closes the session and stops chromedriver.
-    pub async fn close(mut self) -> Result<()> {
+    pub async fn close(self) -> Result<()> {
         let closed = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
         closed.map_err(Into::into)
     }
 }
 
 impl Drop for Browser {
+    /// Stops chromedriver. After [`Browser::close`] the session (and Chromium with it) is
+    /// already gone; a test that failed before it may leave a headless Chromium behind.
     fn drop(&mut self) {
         let _ = self.driver.kill();
+        let _ = self.driver.wait();
     }
 }
 

@@ -25,11 +25,28 @@ pub struct ConnectorView {
     config: serde_json::Value,
 }
 
-fn view(host: &Host, name: &str) -> Result<ConnectorView, ApiError> {
+/// The connector as `caller` may see it; `None` for the editors' endpoints (changes and
+/// lifecycle actions), whose callers may see everything about it.
+fn view(host: &Host, name: &str, caller: Option<&Principal>) -> Result<ConnectorView, ApiError> {
     let (config, status) = host.connector(name).ok_or_else(|| not_found(name))?;
     let mut config = serde_json::to_value(&config).unwrap_or_default();
     crate::redact::redact(&mut config);
+    let status = match caller {
+        Some(caller) => for_caller(status, caller),
+        None => status,
+    };
     Ok(ConnectorView { status, config })
+}
+
+/// The status as `caller` may see it: the failing record's key and value are data (for a
+/// source, data before any mask), shown to editors and admins only, like topic samples.
+fn for_caller(mut status: ConnectorStatus, caller: &Principal) -> ConnectorStatus {
+    if caller.role < turnpike_config::Role::Editor {
+        if let Some(record) = status.error.as_mut().and_then(|e| e.record.as_mut()) {
+            (record.key, record.value) = (None, None);
+        }
+    }
+    status
 }
 
 pub fn not_found(name: &str) -> ApiError {
@@ -57,14 +74,15 @@ pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Pr
         .into_iter()
         .filter(|s| caller.is_admin() || host.connector_team(&s.name).is_some_and(|owner| caller.sees(owner.as_ref())))
         .filter(|s| params.state.as_deref().is_none_or(|want| serde_json::to_value(s.state).is_ok_and(|v| v.as_str() == Some(want))))
+        .map(|s| for_caller(s, &caller))
         .collect();
     Json(ConnectorList { connectors })
 }
 
 /// `GET /v1/connectors/{name}`: status and configuration in one answer.
 #[utoipa::path(get, path = "/v1/connectors/{name}", tag = "connectors", params(("name" = ConnectorName, Path, description = "Connector name")), responses((status = 200, body = ConnectorView), (status = 404, body = ApiError)))]
-pub async fn get(State(host): State<Arc<Host>>, Path(name): Path<String>) -> Result<Json<ConnectorView>, ApiError> {
-    Ok(Json(view(&host, &name)?))
+pub async fn get(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(name): Path<String>) -> Result<Json<ConnectorView>, ApiError> {
+    Ok(Json(view(&host, &name, Some(&caller))?))
 }
 
 fn config_error(e: ConfigError) -> ApiError {
@@ -90,7 +108,7 @@ pub async fn put(State(host): State<Arc<Host>>, Extension(caller): Extension<Pri
     host.check_connector(&config)?;
     let applied = detached(&host, move |h| async move { h.put_connector(config).await }).await?;
     let status = if applied == Applied::Created { StatusCode::CREATED } else { StatusCode::OK };
-    let mut answer = serde_json::to_value(view(&host, &name)?).unwrap_or_default();
+    let mut answer = serde_json::to_value(view(&host, &name, None)?).unwrap_or_default();
     answer["changed"] = serde_json::Value::Bool(applied != Applied::Unchanged);
     answer["restarted"] = serde_json::Value::Bool(matches!(applied, Applied::Created | Applied::Updated));
     Ok((status, Json(answer)))
@@ -222,7 +240,7 @@ async fn lifecycle(host: &Arc<Host>, name: &str, action: &'static str) -> Result
     })
     .await;
     done.map_err(|e| lifecycle_error(e, name))?;
-    Ok((StatusCode::ACCEPTED, Json(view(host, name)?)))
+    Ok((StatusCode::ACCEPTED, Json(view(host, name, None)?)))
 }
 
 /// `POST /v1/connectors/{name}/pause`: stop consuming, keep instances and clients.

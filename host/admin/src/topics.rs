@@ -53,7 +53,7 @@ fn scope(caller: &Principal) -> Result<Option<&TeamName>, ()> {
 }
 
 /// `GET /v1/topics`: the topics the caller may use, by name.
-#[utoipa::path(get, path = "/v1/topics", tag = "topics", params(TopicsParams), responses((status = 200, body = TopicList), (status = 502, description = "Kafka did not answer", body = ApiError)))]
+#[utoipa::path(get, path = "/v1/topics", tag = "topics", params(TopicsParams), responses((status = 200, body = TopicList), (status = 429, description = "Too many topic reads at once; try again", body = ApiError), (status = 503, description = "Kafka did not answer", body = ApiError)))]
 pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Query(params): Query<TopicsParams>) -> Result<Json<TopicList>, ApiError> {
     let Ok(team) = scope(&caller) else { return Ok(Json(TopicList { topics: Vec::new() })) };
     let topics = host.topics(team, params.internal).await?;
@@ -61,15 +61,21 @@ pub async fn list(State(host): State<Arc<Host>>, Extension(caller): Extension<Pr
 }
 
 /// `GET /v1/topics/{topic}/sample?limit=N`: the latest N records, read without a consumer
-/// group (nothing is committed, no group is created).
-#[utoipa::path(get, path = "/v1/topics/{topic}/sample", tag = "topics", params(("topic" = String, Path, description = "Topic name"), SampleParams), responses((status = 200, body = TopicSample), (status = 404, body = ApiError), (status = 422, body = ApiError), (status = 502, description = "Kafka did not answer", body = ApiError)))]
+/// group (nothing is committed, no group is created). Editors and admins: it shows records.
+#[utoipa::path(get, path = "/v1/topics/{topic}/sample", tag = "topics", params(("topic" = String, Path, description = "Topic name"), SampleParams), responses((status = 200, body = TopicSample), (status = 404, body = ApiError), (status = 422, body = ApiError), (status = 429, description = "Too many topic reads at once; try again", body = ApiError), (status = 503, description = "Kafka did not answer", body = ApiError)))]
 pub async fn sample(State(host): State<Arc<Host>>, Extension(caller): Extension<Principal>, Path(topic): Path<String>, Query(params): Query<SampleParams>) -> Result<Json<TopicSample>, ApiError> {
     let limit = params.limit.unwrap_or(10);
     if !(1..=MAX_SAMPLE).contains(&limit) {
         return Err(ApiError { key: Some("limit".into()), ..ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", format!("limit: {limit} is not between 1 and {MAX_SAMPLE}")) });
     }
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, "topic_not_found", format!("no topic {topic:?}"));
+    // Kafka's own rule for names, checked before any client sees one (librdkafka cannot
+    // handle a name past 512 bytes).
+    let legal = (1..=249).contains(&topic.len()) && topic.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
     let Ok(team) = scope(&caller) else { return Err(not_found()) };
+    if !legal {
+        return Err(not_found());
+    }
     match host.sample_topic(team, &topic, limit).await? {
         Some(records) => Ok(Json(TopicSample { topic, records })),
         None => Err(not_found()),

@@ -186,13 +186,15 @@ impl HostConfig {
         let mut de = serde_json::Deserializer::from_slice(text);
         let connector: ConnectorConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
+            let about_a_value = e.inner().classify() == serde_json::error::Category::Data;
             let message = e.into_inner().to_string();
             let message = in_users_words(message.rfind(" at line ").map_or(message.as_str(), |i| &message[..i]));
             // A value of the wrong type or range names its key, as a problem, so that a form
             // (the console's editor) can show it at its field like any other problem.
             match path.as_str() {
                 "." => ConfigError::Syntax { origin: origin.to_owned(), message },
-                _ => ConfigError::Invalid { origin: origin.to_owned(), problems: vec![Problem::new(format!("connector.{path}"), message)] },
+                _ if about_a_value => ConfigError::Invalid { origin: origin.to_owned(), problems: vec![Problem::new(format!("connector.{path}"), message)] },
+                _ => ConfigError::Syntax { origin: origin.to_owned(), message: format!("{path}: {message}") },
             }
         })?;
         Ok(connector)

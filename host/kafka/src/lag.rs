@@ -13,7 +13,9 @@ use rdkafka::consumer::{Consumer, ConsumerContext};
 use rdkafka::Offset;
 
 /// Records in the assigned partitions not yet read: per partition, the high watermark the
-/// client last saw minus its position; `None` until some partition knows both.
+/// client last saw minus its position, summed over the partitions it has read from (one it
+/// never read from has no position yet); `None` until some partition knows both. Against the
+/// high watermark, so a transactional topic's control records count.
 pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Option<i64> {
     let positions = consumer.position().ok()?;
     let client = consumer.client().native_ptr();
@@ -24,7 +26,9 @@ pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Op
         let (mut low, mut high) = (-1i64, -1i64);
         // SAFETY: `client` is the live handle of `consumer`, borrowed for this call; `topic`
         // is a NUL-terminated string that outlives it; `low` and `high` are valid locals the
-        // call writes to. The function only reads the client's cached partition state.
+        // call writes to. librdkafka takes its own locks (it may create the partition's
+        // bookkeeping object for a partition it has not seen, harmless for an assigned one)
+        // and is safe to call from any thread.
         let err = unsafe { rd::rd_kafka_get_watermark_offsets(client, topic.as_ptr(), elem.partition(), &mut low, &mut high) };
         if err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 {
             *total.get_or_insert(0) += (high - position).max(0);

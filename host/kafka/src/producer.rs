@@ -26,13 +26,13 @@ pub struct OutgoingRecord<'a> {
 /// A record handed to the producer, not yet acknowledged.
 pub struct Delivery {
     topic: String,
-    /// Key and value bytes of the record, for the connector's byte counts.
+    /// Key, value and header bytes of the record, for the connector's byte counts.
     bytes: usize,
     future: DeliveryFuture,
 }
 
 impl Delivery {
-    /// The record's key and value bytes.
+    /// The record's key, value and header bytes.
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -76,9 +76,11 @@ impl Producer {
         record: OutgoingRecord<'_>,
         headers: impl IntoIterator<Item = (&'h str, &'h [u8])>,
     ) -> Result<Delivery, KafkaError> {
-        let bytes = record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
+        // Counted as the consumer counts what it reads: keys, values and headers.
+        let mut bytes = record.key.map_or(0, <[u8]>::len) + record.value.map_or(0, <[u8]>::len);
         let mut owned = OwnedHeaders::new();
         for (key, value) in headers {
+            bytes += key.len() + value.len();
             owned = owned.insert(Header { key, value: Some(value) });
         }
         let mut future_record: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(record.topic).headers(owned);

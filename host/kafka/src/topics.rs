@@ -16,10 +16,14 @@ use serde::Serialize;
 
 use crate::KafkaError;
 
-/// How long a metadata or watermarks request may take.
+/// How long listing the topics may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
-/// How long reading a sample may take in all.
-const SAMPLE_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a whole sample may take: metadata, every partition's range, and the reading.
+const SAMPLE_DEADLINE: Duration = Duration::from_secs(8);
+/// The most partitions one sample looks at (the first ones, by number).
+pub const MAX_SAMPLED_PARTITIONS: usize = 256;
+/// The most headers kept per sampled record.
+const MAX_HEADERS: usize = 32;
 
 /// One topic of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -54,8 +58,8 @@ fn client(settings: &[(String, String)]) -> Result<BaseConsumer, KafkaError> {
     for (k, v) in settings {
         config.set(k, v);
     }
-    // A group id is required by the client, but with `assign` and no commit it never joins
-    // or creates a group on the broker.
+    // rdkafka's consumer needs a group id to read at all (without one the sample reads
+    // nothing), but with `assign` and no commit it never joins or creates the group.
     config
         .set("group.id", "turnpike-topic-sample")
         .set("enable.auto.commit", "false")
@@ -81,16 +85,18 @@ pub fn list_topics(settings: &[(String, String)]) -> Result<Vec<TopicInfo>, Kafk
 /// Up to `limit` of the latest records of `topic` across its partitions, oldest first, each
 /// value cut at `value_cap` bytes. `Ok(None)` when the topic does not exist.
 pub fn sample_topic(settings: &[(String, String)], topic: &str, limit: usize, value_cap: usize) -> Result<Option<Vec<SampledRecord>>, KafkaError> {
+    let deadline = Instant::now() + SAMPLE_DEADLINE;
+    let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
     let consumer = client(settings)?;
-    let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+    let metadata = consumer.fetch_metadata(Some(topic), left()).map_err(KafkaError::Offsets)?;
     let Some(meta) = metadata.topics().iter().find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()) else {
         return Ok(None);
     };
     let mut assignment = TopicPartitionList::new();
     // Per partition, the offset past the last record: reading stops there.
     let mut ends = Vec::new();
-    for p in meta.partitions() {
-        let (low, high) = consumer.fetch_watermarks(topic, p.id(), TIMEOUT).map_err(KafkaError::Offsets)?;
+    for p in meta.partitions().iter().take(MAX_SAMPLED_PARTITIONS) {
+        let (low, high) = consumer.fetch_watermarks(topic, p.id(), left()).map_err(KafkaError::Offsets)?;
         if high > low {
             let start = low.max(high - limit as i64);
             assignment.add_partition_offset(topic, p.id(), Offset::Offset(start)).map_err(KafkaError::Offsets)?;
@@ -102,7 +108,6 @@ pub fn sample_topic(settings: &[(String, String)], topic: &str, limit: usize, va
     }
     consumer.assign(&assignment).map_err(KafkaError::Offsets)?;
     let mut records = Vec::new();
-    let deadline = Instant::now() + SAMPLE_DEADLINE;
     while !ends.is_empty() && Instant::now() < deadline {
         let Some(polled) = consumer.poll(Duration::from_millis(200)) else { continue };
         match polled {
@@ -110,20 +115,30 @@ pub fn sample_topic(settings: &[(String, String)], topic: &str, limit: usize, va
                 let (partition, offset) = (msg.partition(), msg.offset());
                 records.push(sampled(&msg, value_cap));
                 ends.retain(|(p, end)| !(*p == partition && offset + 1 >= *end));
+                // Keep memory bounded by the answer, not by `limit` × partitions.
+                if records.len() >= 2 * limit {
+                    keep_latest(&mut records, limit);
+                }
             }
             Err(RdError::PartitionEOF(partition)) => ends.retain(|(p, _)| *p != partition),
             Err(e) => tracing::debug!(topic, error = %e, "while sampling"),
         }
     }
-    // The latest `limit` across partitions, by time (offset order within a partition).
+    keep_latest(&mut records, limit);
+    Ok(Some(records))
+}
+
+/// Keeps the latest `limit` records across partitions, by time (offset order within a
+/// partition), oldest first.
+fn keep_latest(records: &mut Vec<SampledRecord>, limit: usize) {
     records.sort_by_key(|r| (r.timestamp.unwrap_or(i64::MIN), r.partition, r.offset));
     let skip = records.len().saturating_sub(limit);
-    Ok(Some(records.split_off(skip)))
+    records.drain(..skip);
 }
 
 fn sampled(msg: &rdkafka::message::BorrowedMessage<'_>, value_cap: usize) -> SampledRecord {
     let text = |bytes: &[u8]| String::from_utf8_lossy(&bytes[..bytes.len().min(value_cap)]).into_owned();
-    let headers = crate::raw_headers::headers(msg).iter().map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), text(v))).collect();
+    let headers = crate::raw_headers::headers(msg).iter().take(MAX_HEADERS).map(|(k, v)| (text(k), text(v))).collect();
     SampledRecord {
         partition: msg.partition(),
         offset: msg.offset(),

@@ -89,7 +89,8 @@ pub struct ConnectorStatus {
     pub records_out: u64,
     /// Bytes read (keys, values and headers of the records consumed or polled).
     pub bytes_in: u64,
-    /// Bytes written (keys and values produced; for a sink, of the records it was given).
+    /// Bytes written (keys, values and headers produced; for a sink, of the batches it was
+    /// given, records it refused included).
     pub bytes_out: u64,
     /// Records in per second over the last minute (or since start, when younger).
     pub records_in_per_s: f64,
@@ -102,7 +103,7 @@ pub struct ConnectorStatus {
     /// Records out per second in each 5-second slot of the last minute, oldest first.
     pub history: Vec<f64>,
     /// Records in the assigned input partitions not yet read (transforms and sinks), as of
-    /// the last batch; none before the first, for a source, and when not running or paused.
+    /// the last batch; none before the first, for a source, and when not running.
     pub lag: Option<i64>,
     /// Records that failed and were let go (`errors.tolerance: all`): skipped, or written to
     /// the dead-letter topic (counted in `records_dead_lettered` too).
@@ -340,9 +341,10 @@ impl LiveStatus {
             bytes_in_per_s: rates.bytes_in_per_s,
             bytes_out_per_s: rates.bytes_out_per_s,
             history: rates.history,
-            // Only while a consumer reads: a failed or stopped connector's last figure would
-            // say it is caught up while it is stuck (its committed offsets are under `offsets`).
-            lag: Some(self.lag.load(Ordering::Relaxed)).filter(|l| *l >= 0 && matches!(state, ConnectorState::Running | ConnectorState::Paused)),
+            // Only while a consumer reads: a paused, failed or stopped connector's last figure
+            // would be stale, or say it is caught up while it is stuck (`offsets` has the lag
+            // from its committed offsets).
+            lag: Some(self.lag.load(Ordering::Relaxed)).filter(|l| *l >= 0 && state == ConnectorState::Running),
             records_failed: self.records_failed.load(Ordering::Relaxed),
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),

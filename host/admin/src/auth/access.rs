@@ -53,7 +53,9 @@ pub fn rule(method: &Method, path: &str) -> Option<(Need, Resource)> {
         ["v1", "plugins", name, _version, "test"] => (need(Editor), Resource::Plugin { name: (*name).to_owned(), writes: false }),
         ["v1", "secrets"] => (need(Viewer), Resource::None),
         // A team sees and samples only its topics; the handler filters and hides the rest.
-        ["v1", "topics"] | ["v1", "topics", _, "sample"] => (need(Viewer), Resource::None),
+        // Sampling shows records themselves, so it needs what deploying a mask needs.
+        ["v1", "topics"] => (need(Viewer), Resource::None),
+        ["v1", "topics", _, "sample"] => (need(Editor), Resource::None),
         ["v1", "secrets", _] | ["v1", "tokens"] | ["v1", "tokens", _] => (need(Admin), Resource::None),
         _ => return None,
     })

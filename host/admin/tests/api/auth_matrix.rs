@@ -51,7 +51,7 @@ const EXPECTED: &[(&str, Needs, bool)] = &[
     ("delete /v1/tokens/{id}", Needs::Admin, false),
     ("get /v1/topics", Needs::Viewer, false),
     // Team A's topic: another team's caller gets 404, as for a missing topic.
-    ("get /v1/topics/{topic}/sample", Needs::Viewer, true),
+    ("get /v1/topics/{topic}/sample", Needs::Editor, true),
     ("get /", Needs::Anyone, false),
     ("get /ui/{file}", Needs::Anyone, false),
 ];
