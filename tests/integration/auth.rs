@@ -7,7 +7,6 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -26,17 +25,6 @@ fn call(address: &str, method: &str, path: &str, token: Option<&str>, body: Opti
     let status = response.split(' ').nth(1).context("status line")?.parse()?;
     let text = response.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
     Ok((status, serde_json::from_str(text).unwrap_or(Value::Null)))
-}
-
-/// Runs the CLI; `(exit code, stdout, stderr)`.
-fn turnpike(args: &[&str], token: Option<&str>) -> anyhow::Result<(i32, String, String)> {
-    let mut command = Command::new(turnpike_bin());
-    command.args(args).env_remove("TURNPIKE_TOKEN").env("XDG_CONFIG_HOME", std::env::temp_dir().join(unique("no-config")));
-    if let Some(token) = token {
-        command.env("TURNPIKE_TOKEN", token);
-    }
-    let out = command.output().context("run turnpike")?;
-    Ok((out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 fn all_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -67,12 +55,12 @@ async fn a_shared_host_admits_only_tokens_and_keeps_teams_to_their_topics() -> a
     let config_arg = config_file.to_str().context("path")?;
 
     // The first admin token, made on the host from the config, before the host runs.
-    let (code, stdout, stderr) = turnpike(&["token", "create", "-c", config_arg, "--role", "admin", "--description", "operator"], None)?;
+    let (code, stdout, stderr) = turnpike_cli(&["token", "create", "-c", config_arg, "--role", "admin", "--description", "operator"], None)?;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let admin = stdout.trim().to_owned();
     assert!(admin.starts_with("tpk_") && !admin.contains(char::is_whitespace), "the token alone on stdout: {stdout:?}");
     assert!(stderr.contains("TURNPIKE_TOKEN"), "{stderr}");
-    let (code, _, stderr) = turnpike(&["token", "create", "-c", config_arg, "--role", "editor", "--team", "hr"], None)?;
+    let (code, _, stderr) = turnpike_cli(&["token", "create", "-c", config_arg, "--role", "editor", "--team", "hr"], None)?;
     assert!(code != 0 && stderr.contains("analytics") && stderr.contains("payments"), "an unknown team names the teams there are: {stderr}");
 
     let mut host = HostProcess::start(&dir, &config)?;
@@ -88,7 +76,7 @@ async fn a_shared_host_admits_only_tokens_and_keeps_teams_to_their_topics() -> a
     assert_eq!(status, 201, "{made}");
     let editor = made["token"].as_str().context("token")?.to_owned();
     let editor_id = made["info"]["id"].as_str().context("id")?.to_owned();
-    let (code, stdout, stderr) = turnpike(&["token", "create", "--api", &url, "--role", "viewer", "--team", "analytics"], Some(&admin))?;
+    let (code, stdout, stderr) = turnpike_cli(&["token", "create", "--api", &url, "--role", "viewer", "--team", "analytics"], Some(&admin))?;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let viewer = stdout.trim().to_owned();
 
@@ -130,20 +118,20 @@ async fn a_shared_host_admits_only_tokens_and_keeps_teams_to_their_topics() -> a
     assert!(status == 200 && all.to_string().contains(&payments), "an admin sees every topic: {all}");
 
     // The CLI reads TURNPIKE_TOKEN; without one it says how to get one.
-    let (code, stdout, stderr) = turnpike(&["connector", "ls", "--api", &url], Some(&viewer))?;
+    let (code, stdout, stderr) = turnpike_cli(&["connector", "ls", "--api", &url], Some(&viewer))?;
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("clicks"), "{stdout}");
-    let (code, _, stderr) = turnpike(&["connector", "ls", "--api", &url], None)?;
+    let (code, _, stderr) = turnpike_cli(&["connector", "ls", "--api", &url], None)?;
     assert!(code != 0 && stderr.contains("TURNPIKE_TOKEN"), "{stderr}");
-    let (code, _, stderr) = turnpike(&["connector", "rm", "clicks", "--api", &url], Some(&viewer))?;
+    let (code, _, stderr) = turnpike_cli(&["connector", "rm", "clicks", "--api", &url], Some(&viewer))?;
     assert!(code != 0 && stderr.contains("editor"), "a viewer cannot delete: {stderr}");
 
     // Revoked: refused at once, and listed as revoked.
-    let (code, stdout, stderr) = turnpike(&["token", "revoke", &editor_id, "--api", &url], Some(&admin))?;
+    let (code, stdout, stderr) = turnpike_cli(&["token", "revoke", &editor_id, "--api", &url], Some(&admin))?;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (status, body) = call(&api, "GET", "/v1/connectors", Some(&editor), None)?;
     assert_eq!((status, body["error"].as_str()), (401, Some("token_revoked")), "{body}");
-    let (code, stdout, _) = turnpike(&["token", "list", "-c", config_arg], None)?;
+    let (code, stdout, _) = turnpike_cli(&["token", "list", "-c", config_arg], None)?;
     assert_eq!(code, 0);
     assert!(stdout.contains(&editor_id) && stdout.contains("revoked"), "{stdout}");
 
@@ -175,7 +163,7 @@ fn a_reachable_listen_address_without_auth_is_refused_at_start() -> anyhow::Resu
     std::fs::create_dir_all(&dir)?;
     let config = dir.join("turnpike.yaml");
     std::fs::write(&config, format!("kafka:\n  bootstrap.servers: {}\nadmin:\n  listen: 0.0.0.0:{}\n", bootstrap(), free_port()))?;
-    let (code, _, stderr) = turnpike(&["run", "-c", config.to_str().context("path")?], None)?;
+    let (code, _, stderr) = turnpike_cli(&["run", "-c", config.to_str().context("path")?], None)?;
     assert!(code != 0, "refused");
     assert!(stderr.contains("admin.auth: true") && stderr.contains("turnpike token create"), "says how to enable auth: {stderr}");
     Ok(())

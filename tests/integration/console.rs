@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use anyhow::Context as _;
 use serde_json::{json, Value};
 use turnpike_tests::browser::{screenshot_dir, Browser};
 use turnpike_tests::*;
@@ -19,10 +20,6 @@ fn people(n: usize) -> Vec<(String, String)> {
 
 fn state_of(host: &HostProcess, name: &str) -> anyhow::Result<Value> {
     Ok(host.get(&format!("/v1/connectors/{name}"))?.1["state"].clone())
-}
-
-fn wait_api_state(host: &HostProcess, name: &str, state: &str) -> anyhow::Result<()> {
-    wait_until(&format!("{name} {state} in the API"), Duration::from_secs(60), || Ok((state_of(host, name)? == state).then_some(())))
 }
 
 /// Fails on any error the browser logged, except the refusals the test provoked: Chromium
@@ -43,7 +40,7 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     produce(&producer, &topic, &people(6)).await?;
     produce(&producer, &raw, &[("a".into(), r#"{"email":"a@example.com"}"#.into()), ("b".into(), "not json at all".into())]).await?;
     let dir = std::env::temp_dir().join(unique("turnpike-console"));
-    let host = HostProcess::start(&dir, &bare_host_config())?;
+    let mut host = HostProcess::start(&dir, &bare_host_config())?;
     wait_healthy(&host)?;
     let base = format!("http://{}", host.admin);
     let browser = Browser::start().await?;
@@ -98,10 +95,10 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     // The connector page: pause and resume change what the API reports; stop asks first.
     browser.open(&format!("{base}/#/connectors/mask-people"), "button[data-action='pause']").await?;
     browser.click("button[data-action='pause']").await?;
-    wait_api_state(&host, "mask-people", "PAUSED")?;
+    host.wait_state("mask-people", "PAUSED", Duration::from_secs(60))?;
     browser.wait_js("the page shows it paused", "document.querySelector('#state').textContent === 'PAUSED'").await?;
     browser.click("button[data-action='resume']").await?;
-    wait_api_state(&host, "mask-people", "RUNNING")?;
+    host.wait_state("mask-people", "RUNNING", Duration::from_secs(60))?;
     browser.wait_js("the page shows it running again", "document.querySelector('#state').textContent === 'RUNNING'").await?;
     // Edit and check before saving: the problem is shown at its field, and saving stays off.
     browser
@@ -121,13 +118,13 @@ async fn a_data_scientist_masks_a_topic_and_an_operator_runs_it_from_the_console
     browser.wait_js("a confirmation before stopping", "document.querySelector('#confirm-dialog').open").await?;
     anyhow::ensure!(state_of(&host, "mask-people")? == "RUNNING", "nothing stops before the confirmation");
     browser.click("#confirm-yes").await?;
-    wait_api_state(&host, "mask-people", "STOPPED")?;
+    host.wait_state("mask-people", "STOPPED", Duration::from_secs(60))?;
 
     // A connector that fails on a record shows the error and the record.
     let poison = json!({ "topics": [raw], "output_topic": format!("{raw}.out"), "transforms": [{ "plugin": "pii-mask", "config": { "fields": ["email"] } }] });
     let (code, body) = http_json(&host.admin, "PUT", "/v1/connectors/poisoned", &poison)?;
     anyhow::ensure!(code == 201, "created: {code} {body}");
-    wait_api_state(&host, "poisoned", "FAILED")?;
+    host.wait_state("poisoned", "FAILED", Duration::from_secs(60))?;
     browser.open(&format!("{base}/#/connectors/poisoned"), "#error-record").await?;
     let record = browser.text("#error-record").await?;
     anyhow::ensure!(record.contains("not json at all"), "the failing record is shown: {record}");
@@ -231,15 +228,12 @@ async fn on_a_shared_host_the_console_asks_for_a_token_once_per_session() -> any
         "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{port}\n  auth: true\nteams:\n  analytics: {{ topics: [\"analytics.*\"] }}\n",
         bootstrap()
     );
-    std::fs::write(dir.join("turnpike.yaml"), &config)?;
-    let created = std::process::Command::new(turnpike_bin())
-        .args(["token", "create", "-c"])
-        .arg(dir.join("turnpike.yaml"))
-        .args(["--role", "editor", "--team", "analytics"])
-        .env_remove("TURNPIKE_TOKEN")
-        .output()?;
-    anyhow::ensure!(created.status.success(), "token: {}", String::from_utf8_lossy(&created.stderr));
-    let token = String::from_utf8(created.stdout)?.trim().to_owned();
+    let config_file = dir.join("turnpike.yaml");
+    std::fs::write(&config_file, &config)?;
+    let config_arg = config_file.to_str().context("path")?;
+    let (code, stdout, stderr) = turnpike_cli(&["token", "create", "-c", config_arg, "--role", "editor", "--team", "analytics"], None)?;
+    anyhow::ensure!(code == 0, "token: {stderr}");
+    let token = stdout.trim().to_owned();
     let host = HostProcess::start(&dir, &config)?;
     wait_healthy(&host)?;
     let browser = Browser::start().await?;

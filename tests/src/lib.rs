@@ -416,6 +416,18 @@ pub fn builtin(name: &str) -> Result<Vec<u8>> {
     Ok(turnpike_builtins::get(name).context("no such built-in")?.wasm.to_vec())
 }
 
+/// Runs the CLI with `token` as `TURNPIKE_TOKEN` (none: no token at all, not even from a
+/// config file); `(exit code, stdout, stderr)`.
+pub fn turnpike_cli(args: &[&str], token: Option<&str>) -> Result<(i32, String, String)> {
+    let mut command = Command::new(turnpike_bin());
+    command.args(args).env_remove("TURNPIKE_TOKEN").env("XDG_CONFIG_HOME", std::env::temp_dir().join(unique("no-config")));
+    if let Some(token) = token {
+        command.env("TURNPIKE_TOKEN", token);
+    }
+    let out = command.output().context("run turnpike")?;
+    Ok((out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
 /// Waits until `GET /healthz` answers.
 pub fn wait_healthy(host: &HostProcess) -> Result<()> {
     let healthy = wait_until("GET /healthz to answer 200", Duration::from_secs(120), || {

@@ -8,7 +8,7 @@ use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use turnpike_config::TeamName;
+use turnpike_config::{TeamName, TopicName};
 use turnpike_pipeline::{Host, SampledRecord, TopicInfo};
 
 use crate::auth::Principal;
@@ -71,7 +71,7 @@ pub async fn sample(State(host): State<Arc<Host>>, Extension(caller): Extension<
     let not_found = || ApiError::new(StatusCode::NOT_FOUND, "topic_not_found", format!("no topic {topic:?}"));
     // Kafka's own rule for names, checked before any client sees one (librdkafka cannot
     // handle a name past 512 bytes).
-    let legal = (1..=249).contains(&topic.len()) && topic.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let legal = TopicName::parse(&topic).is_ok();
     let Ok(team) = scope(&caller) else { return Err(not_found()) };
     if !legal {
         return Err(not_found());

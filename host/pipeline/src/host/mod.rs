@@ -69,6 +69,9 @@ pub struct Host {
     compiles: Arc<Semaphore>,
     /// Dry runs and validations at once.
     checks: Arc<Semaphore>,
+    /// Topic listings and samples at once (each holds a Kafka client and a blocking thread,
+    /// shared with connectors' commits, for up to seconds).
+    topic_reads: Arc<Semaphore>,
     /// Where API changes are saved; `None` keeps everything in memory (the demo).
     store: Option<StateStore>,
     /// Set by [`Host::shutdown`]: nothing starts any more.
@@ -92,6 +95,7 @@ impl Host {
             runtime,
             compiles: Arc::new(Semaphore::new(sandbox.max_concurrent_compiles.get() as usize)),
             checks: Arc::new(Semaphore::new(sandbox.max_concurrent_checks.get() as usize)),
+            topic_reads: Arc::new(Semaphore::new(topics::TOPIC_READS)),
             sandbox,
             shared,
             connectors: Mutex::new(BTreeMap::new()),

@@ -227,7 +227,7 @@ impl Host {
 
 /// A slot for an expensive operation, or `Busy` at once (never a queue that starves the
 /// running connectors).
-fn permit(slots: &Arc<Semaphore>, what: &str, setting: &str) -> Result<OwnedSemaphorePermit, HostError> {
+pub(super) fn permit(slots: &Arc<Semaphore>, what: &str, setting: &str) -> Result<OwnedSemaphorePermit, HostError> {
     slots.clone().try_acquire_owned().map_err(|_| HostError::Busy(format!("too many {what} at once (the limit is {setting}); try again shortly")))
 }
 

@@ -2,26 +2,26 @@
 //! records: a team sees and samples only topics its patterns (`teams.<team>.topics`) allow,
 //! the same rule its connectors' topics obey.
 
-use tokio::sync::Semaphore;
 use turnpike_config::TeamName;
 use turnpike_kafka::{list_topics, sample_topic, SampledRecord, TopicInfo};
 
+use super::plugins::permit;
 use super::{Host, HostError};
 
 /// The largest value a sample returns per record, in bytes; longer ones are cut.
 pub const SAMPLE_VALUE_CAP: usize = 16 * 1024;
 
-/// Samples and topic listings running at once, host-wide. Each opens a Kafka client and holds
+/// Samples and topic listings running at once, per host. Each opens a Kafka client and holds
 /// a blocking thread (shared with connectors' commits) for up to seconds, so a caller looping
 /// on them gets `429 busy` instead of starving the connectors.
-static TOPIC_READS: Semaphore = Semaphore::const_new(2);
+pub(super) const TOPIC_READS: usize = 2;
 
 impl Host {
     /// The topics `team` may use (all of them for the operator, `None`), sorted by name.
     /// Internal topics (Kafka's `__…` ones and the host's source-positions topic) only when
     /// `internal` is asked for, and never for a team.
     pub async fn topics(&self, team: Option<&TeamName>, internal: bool) -> Result<Vec<TopicInfo>, HostError> {
-        let _slot = topic_read_slot()?;
+        let _slot = permit(&self.topic_reads, "topic reads", "2 per host")?;
         // Internal topics hold every team's bookkeeping (group names, source positions).
         let internal = internal && team.is_none();
         let kafka = self.shared.kafka.clone();
@@ -37,7 +37,7 @@ impl Host {
         if !self.team_may_use_topic(team, topic) || (team.is_some() && self.is_internal_topic(topic)) {
             return Ok(None);
         }
-        let _slot = topic_read_slot()?;
+        let _slot = permit(&self.topic_reads, "topic reads", "2 per host")?;
         let (kafka, name) = (self.shared.kafka.clone(), topic.to_owned());
         let read = tokio::task::spawn_blocking(move || sample_topic(&kafka, &name, limit, SAMPLE_VALUE_CAP)).await;
         Ok(read.map_err(|e| HostError::Internal(format!("sample task: {e}")))??)
@@ -54,8 +54,4 @@ impl Host {
             Some(team) => self.teams().get(team).is_some_and(|policy| policy.allows_topic(topic)),
         }
     }
-}
-
-fn topic_read_slot() -> Result<tokio::sync::SemaphorePermit<'static>, HostError> {
-    TOPIC_READS.try_acquire().map_err(|_| HostError::Busy("topics are being read for other requests; try again in a few seconds".into()))
 }
