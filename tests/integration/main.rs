@@ -5,6 +5,7 @@ mod api_fuzz;
 mod auth;
 mod cli;
 mod config_errors;
+mod connect_chain;
 mod console;
 mod config_golden;
 mod delivery;

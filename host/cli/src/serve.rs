@@ -11,11 +11,23 @@ use turnpike_config::{AdminConfig, PluginName};
 use turnpike_pipeline::Host;
 use turnpike_state::TokenStore;
 
-/// Registers the built-in plugins, whose components are embedded in this binary.
+/// Registers the built-in plugins, whose components are embedded in this binary. A component
+/// that serves several names (the Kafka Connect transforms) is compiled once.
 pub async fn load_builtins(host: &Host) -> Result<()> {
+    let version = env!("CARGO_PKG_VERSION").to_owned();
+    let mut presets: Vec<(&'static [u8], Vec<(PluginName, String)>)> = Vec::new();
     for builtin in turnpike_builtins::BUILTINS {
         let name = PluginName::parse(builtin.name).context("built-in plugin name")?;
-        host.load_plugin(name, env!("CARGO_PKG_VERSION").to_owned(), builtin.wasm.to_vec()).await?;
+        match builtin.preset {
+            None => drop(host.load_plugin(name, version.clone(), builtin.wasm.to_vec()).await?),
+            Some(preset) => match presets.iter_mut().find(|(wasm, _)| std::ptr::eq(*wasm, builtin.wasm)) {
+                Some((_, names)) => names.push((name, preset.to_owned())),
+                None => presets.push((builtin.wasm, vec![(name, preset.to_owned())])),
+            },
+        }
+    }
+    for (wasm, names) in presets {
+        host.load_presets(names, version.clone(), wasm.to_vec()).await?;
     }
     Ok(())
 }

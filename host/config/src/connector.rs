@@ -108,6 +108,10 @@ pub struct TransformStep {
     #[serde(default = "empty_object")]
     #[schema(value_type = Object)]
     pub config: serde_json::Value,
+    /// Runs the step only on the records this selects; the others pass it unchanged.
+    /// Default: every record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicate: Option<crate::Predicate>,
 }
 
 fn empty_object() -> serde_json::Value {

@@ -77,6 +77,11 @@ impl ConnectorConfig {
             if !step.config.is_object() {
                 add(&format!("transforms[{i}].config"), "must be a mapping of keys to values".into());
             }
+            if let Some(Err(found)) = step.predicate.as_ref().map(|p| p.compile(&format!("transforms[{i}].predicate"))) {
+                for p in found {
+                    add(&p.key, p.message);
+                }
+            }
         }
         for (field, config) in [("source.config", self.source.as_ref().map(|s| &s.config)), ("sink.config", self.sink.as_ref().map(|s| &s.config))] {
             if config.is_some_and(|c| !c.is_object()) {

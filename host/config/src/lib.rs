@@ -16,6 +16,7 @@ mod error;
 mod host;
 mod http_allow;
 mod names;
+mod predicate;
 mod ranged;
 mod references;
 mod serde_words;
@@ -33,6 +34,7 @@ pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
 pub use admin::{check_listen, AdminConfig, AdminTls, ApiLimits};
 pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
+pub use predicate::{Predicate, RecordFacts, RecordSelector};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TeamName, TopicName};
 pub use ranged::{OutOfRange, Ranged};
 pub use references::{

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use turnpike_config::{ErrorTolerance, ErrorsConfig};
+use turnpike_config::{ErrorTolerance, ErrorsConfig, RecordSelector};
 use turnpike_runtime::{
     input_len, CallError, CreateError, ErrorKind, Fault, InputBatch, InstanceLabels, InstanceLimits, OutputBatch, OutputView, PluginError,
     RecordError, TransformInstance,
@@ -20,18 +20,21 @@ use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
 use crate::status::LiveStatus;
 use crate::retry::{Attempt, Retry, RetryLog};
-use crate::swap::Stages;
+use crate::selection;
+use crate::swap::{StageSpec, Stages};
 
 /// One stage: a plugin version, its config, and its live instance (re-created after a fault).
 pub(crate) struct Stage {
     pub(crate) info: PluginInfo,
     config_json: String,
+    /// The step's predicate: the records the plugin sees; `None`: all.
+    selector: Option<RecordSelector>,
     instance: Option<TransformInstance>,
 }
 
 impl Stage {
-    pub(crate) fn new(info: PluginInfo, config: &serde_json::Value) -> Self {
-        Self { info, config_json: config.to_string(), instance: None }
+    pub(crate) fn new(info: PluginInfo, config: &serde_json::Value, selector: Option<RecordSelector>) -> Self {
+        Self { info, config_json: config.to_string(), selector, instance: None }
     }
 }
 
@@ -169,8 +172,8 @@ impl Chain {
         let Stages { steps, scrub } = stages;
         let limits = InstanceLimits { scrub, ..self.limits.clone() };
         let mut fresh = Vec::with_capacity(steps.len());
-        for (info, config) in steps {
-            let mut stage = Stage::new(info, &config);
+        for StageSpec { info, config, selector } in steps {
+            let mut stage = Stage::new(info, &config, selector);
             stage.instance = Some(create(&stage.info, &stage.config_json, &self.connector, &limits, &self.status).await?);
             fresh.push(stage);
         }
@@ -223,6 +226,25 @@ impl Chain {
                 Attempt::Failed(CallError::Plugin { kind, message }) => return Ok(fail_all(input, PluginError { kind, message })),
             }
         }
+    }
+
+    /// Runs stage `i` on the records its predicate selects (all, without one); the others
+    /// pass the stage unchanged.
+    async fn call_selected(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
+        let picked = match &self.stages[i].selector {
+            Some(selector) => selection::selected(selector, input),
+            None => return self.call(i, input).await,
+        };
+        if picked.len() == input_len(input) {
+            return self.call(i, input).await;
+        }
+        let part = match picked.is_empty() {
+            true => None,
+            false => Some(self.call(i, &selection::subset(input, &picked)).await?),
+        };
+        let (part, poisoned) = part.map_or((None, Vec::new()), |p| (Some(p.out), p.poisoned));
+        let (out, poisoned) = selection::merge(input, &picked, part, poisoned);
+        Ok(StageOutput { out, poisoned })
     }
 
     /// Re-runs a batch one record at a time, so that only records that make the plugin fault
@@ -280,7 +302,7 @@ impl Chain {
 
         for i in 0..self.stages.len() {
             let input = owned.as_ref().unwrap_or(batch);
-            let StageOutput { out, poisoned } = self.call(i, input).await?;
+            let StageOutput { out, poisoned } = self.call_selected(i, input).await?;
             let plugin = self.stages[i].info.label();
             let mut fail = |input: u32, kind: ErrorKind, class: &str, message: String| {
                 let origin = origins[input as usize];

@@ -15,6 +15,7 @@ mod host;
 mod registry;
 mod resolve;
 mod retry;
+mod selection;
 mod status;
 mod database;
 mod storage;

@@ -218,7 +218,10 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         .transforms()
         .iter()
         .zip(&resolved.transforms)
-        .map(|(step, config)| Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform, team)?, config)))
+        .map(|(step, config)| {
+            let selector = crate::selection::selector(step).map_err(|problems| FaultInfo::new(FaultClass::Config, format!("not started: {}", one_line(&problems))))?;
+            Ok(Stage::new(resolve_kind(&shared.registry, &step.plugin, PluginKind::Transform, team)?, config, selector))
+        })
         .collect::<Result<Vec<_>, FaultInfo>>()?;
     let kafka_fault = |e: KafkaError| FaultInfo::new(FaultClass::Kafka, e.to_string());
     let mut limits = instance_limits(connector);

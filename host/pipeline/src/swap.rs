@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
+use turnpike_config::RecordSelector;
 use turnpike_runtime::Scrub;
 
 use crate::registry::PluginInfo;
@@ -24,8 +25,16 @@ pub(crate) type Reply = Arc<Mutex<Option<oneshot::Sender<SwapReply>>>>;
 /// those resolved to, which the new instances must hide.
 #[derive(Clone, Default)]
 pub(crate) struct Stages {
-    pub(crate) steps: Vec<(PluginInfo, serde_json::Value)>,
+    pub(crate) steps: Vec<StageSpec>,
     pub(crate) scrub: Scrub,
+}
+
+/// One stage to switch to: the plugin version, its resolved config and its predicate.
+#[derive(Clone)]
+pub(crate) struct StageSpec {
+    pub(crate) info: PluginInfo,
+    pub(crate) config: serde_json::Value,
+    pub(crate) selector: Option<RecordSelector>,
 }
 
 /// A wanted set of stages.

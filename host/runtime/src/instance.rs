@@ -34,7 +34,7 @@ impl TransformInstance {
         let timeout = sandbox.begin_create();
         let outcome = tokio::time::timeout(timeout, async {
             let bindings = pre.instantiate_async(&mut sandbox.store).await?;
-            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut sandbox.store, config_json).await?;
+            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut sandbox.store, &plugin.create_config(config_json)).await?;
             wasmtime::Result::Ok((bindings, result))
         })
         .await;

@@ -41,6 +41,9 @@ impl PluginKind {
 #[derive(Clone)]
 pub struct Plugin {
     inner: Arc<Inner>,
+    /// For a component that holds several transforms (the Kafka Connect ones): which one
+    /// this name runs. See [`Plugin::preset`].
+    preset: Option<Arc<str>>,
 }
 
 struct Inner {
@@ -149,6 +152,7 @@ impl Runtime {
                 size: bytes.len(),
                 pre,
             }),
+            preset: None,
         })
     }
 }
@@ -224,6 +228,34 @@ impl Plugin {
 
     pub(crate) fn pre(&self) -> &Pre {
         &self.inner.pre
+    }
+
+    /// The same compiled component, run as its transform `name`: `create` receives
+    /// `{"transform": name, "config": <the step's config>}`. One component (compiled once)
+    /// then serves many built-in names without each user writing the envelope.
+    ///
+    /// # Panics
+    /// If `name` is not a plugin name (lower-case letters, digits and `-`): presets are the
+    /// host's own constants.
+    pub fn preset(&self, name: &str) -> Plugin {
+        assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "preset {name:?} is not a plugin name");
+        Plugin { inner: self.inner.clone(), preset: Some(name.into()) }
+    }
+
+    /// The preset this plugin runs, if any.
+    pub fn preset_name(&self) -> Option<&str> {
+        self.preset.as_deref()
+    }
+
+    /// The config text `create` receives: the step's, wrapped for a preset.
+    pub(crate) fn create_config(&self, config_json: &str) -> String {
+        match &self.preset {
+            None => config_json.to_owned(),
+            Some(name) => {
+                let config = if config_json.trim().is_empty() { "{}" } else { config_json };
+                format!("{{\"transform\":\"{name}\",\"config\":{config}}}")
+            }
+        }
     }
 }
 

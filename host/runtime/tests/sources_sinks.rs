@@ -13,7 +13,8 @@ fn plugin(name: &str) -> Plugin {
     static LOADED: OnceLock<Vec<(&'static str, Plugin)>> = OnceLock::new();
     let all = LOADED.get_or_init(|| {
         let runtime = Runtime::new().expect("engine");
-        turnpike_builtins::BUILTINS.iter().map(|b| (b.name, runtime.load(b.wasm).expect("load"))).collect()
+        // The Kafka Connect transforms (presets of one component) are tested elsewhere.
+        turnpike_builtins::BUILTINS.iter().filter(|b| b.preset.is_none()).map(|b| (b.name, runtime.load(b.wasm).expect("load"))).collect()
     });
     all.iter().find(|(n, _)| *n == name).expect("built-in exists").1.clone()
 }

@@ -11,7 +11,20 @@ fn runtime_and_plugins() -> &'static (Runtime, Vec<(&'static str, Plugin)>) {
     static LOADED: OnceLock<(Runtime, Vec<(&'static str, Plugin)>)> = OnceLock::new();
     LOADED.get_or_init(|| {
         let runtime = Runtime::new().expect("engine");
-        let plugins = turnpike_builtins::BUILTINS.iter().map(|b| (b.name, runtime.load(b.wasm).expect("load plugin"))).collect();
+        // A component serving several names (the Kafka Connect transforms) is compiled once.
+        let mut compiled: Vec<(&'static [u8], Plugin)> = Vec::new();
+        let mut plugins = Vec::new();
+        for b in turnpike_builtins::BUILTINS {
+            let base = match compiled.iter().find(|(wasm, _)| std::ptr::eq(*wasm, b.wasm)) {
+                Some((_, p)) => p.clone(),
+                None => {
+                    let p = runtime.load(b.wasm).expect("load plugin");
+                    compiled.push((b.wasm, p.clone()));
+                    p
+                }
+            };
+            plugins.push((b.name, b.preset.map_or_else(|| base.clone(), |preset| base.preset(preset))));
+        }
         (runtime, plugins)
     })
 }

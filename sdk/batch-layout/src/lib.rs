@@ -32,7 +32,7 @@ pub use columns::{InputColumns, OutputColumns, SourceColumns};
 pub use error::{BatchKind, LayoutError};
 pub use record::{OutputRef, RecordRef, Source, SourceRef};
 pub use span::{bytes, optional, span, Headers};
-pub use validate::{validate_headers, validate_output, validate_source, validate_topics};
+pub use validate::{is_valid_topic_name, validate_headers, validate_output, validate_source, validate_topics};
 pub use view::{InputView, OutputView, Produced, SourceView};
 pub use writer::{InputWriter, OutputMark, OutputWriter, SourceWriter};
 

@@ -95,12 +95,18 @@ pub fn validate_headers(data: &[u8], headers: &[u32]) -> Result<usize, LayoutErr
 /// Checks that every topic a plugin names is a valid Kafka topic name.
 pub fn validate_topics(topics: &[String]) -> Result<(), LayoutError> {
     for (index, t) in topics.iter().enumerate() {
-        let valid = !t.is_empty() && t.len() <= MAX_TOPIC_LEN && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if !valid {
+        if !is_valid_topic_name(t) {
             return Err(LayoutError::BadTopicName { index, name: t.clone() });
         }
     }
     Ok(())
+}
+
+/// Whether Kafka accepts `name` as a topic name (1 to 249 of `a-z A-Z 0-9 . _ -`). A plugin
+/// that computes topic names checks with this first, so a bad name is a record error it can
+/// explain rather than an invalid output (a fault).
+pub fn is_valid_topic_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_TOPIC_LEN && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 #[cfg(test)]

@@ -75,6 +75,7 @@ pub use config::{parse_config, NoConfig};
 pub use error::{ConfigError, ErrorKind, RecordError};
 pub use output::{NewRecord, Output, Outputs};
 pub use record::{Batch, Record};
+pub use turnpike_batch_layout::is_valid_topic_name;
 pub use sink::Sink;
 pub use source::{Polled, Source};
 pub use testing::TestRecord;

@@ -13,10 +13,10 @@ use super::{Applied, Host, HostError};
 
 use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
-use crate::registry::RegistryError;
 use crate::resolve::resolve_connector;
 use crate::status::LiveStatus;
-use crate::swap::Stages;
+use crate::selection::selector;
+use crate::swap::{StageSpec, Stages};
 
 /// How long a `PUT` waits for a running connector to switch plugin versions: its current
 /// batch must finish first.
@@ -128,8 +128,12 @@ impl Host {
     fn resolve(&self, connector: &Connector) -> Result<Stages, HostError> {
         let resolved = resolve_connector(connector.config(), "connector", &self.shared.secrets).map_err(HostError::Invalid)?;
         let team = connector.config().team.as_ref();
-        let steps = connector.transforms().iter().zip(resolved.transforms).map(|(t, config)| Ok((self.registry().resolve_for(&t.plugin, team)?, config)));
-        Ok(Stages { steps: steps.collect::<Result<_, RegistryError>>()?, scrub: resolved.scrub })
+        let mut steps = Vec::new();
+        for (t, config) in connector.transforms().iter().zip(resolved.transforms) {
+            let info = self.registry().resolve_for(&t.plugin, team)?;
+            steps.push(StageSpec { info, config, selector: selector(t).map_err(HostError::Invalid)? });
+        }
+        Ok(Stages { steps, scrub: resolved.scrub })
     }
 
     /// Publishes new stages for a running connector. With `wait`, waits until its task has
@@ -182,7 +186,7 @@ impl Host {
             let Ok(Some(following)) = self.with(&connector, |r| following_latest(r, name).cloned()) else { continue };
             match self.resolve(&following) {
                 Ok(stages) => {
-                    let labels: Vec<String> = stages.steps.iter().map(|(i, _)| i.label()).collect();
+                    let labels: Vec<String> = stages.steps.iter().map(|s| s.info.label()).collect();
                     if self.with(&connector, |r| r.status.plugins() != labels).unwrap_or(false) {
                         // Without waiting: the outcome shows in the status and the events.
                         let _ = self.swap(&connector, stages, false).await;

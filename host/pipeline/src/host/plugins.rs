@@ -58,6 +58,21 @@ impl Host {
         loaded
     }
 
+    /// Compiles one component once and registers it under several names, each running one
+    /// of the transforms it holds (`(name, preset)`, see `turnpike_runtime::Plugin::preset`).
+    /// For built-ins: shared with every team.
+    pub async fn load_presets(&self, presets: Vec<(PluginName, String)>, version: String, bytes: Vec<u8>) -> Result<Vec<PluginInfo>, HostError> {
+        let plugin = self.compile(bytes).await.map_err(|source| {
+            let names: Vec<&str> = presets.iter().map(|(n, _)| n.as_str()).collect();
+            HostError::Load { name: format!("{}@{version}", names.join(", ")), source }
+        })?;
+        let now = SystemTime::now();
+        Ok(presets
+            .into_iter()
+            .map(|(name, preset)| self.register(PluginInfo { name, version: version.clone(), plugin: plugin.preset(&preset), uploaded_at: now, team: None }))
+            .collect())
+    }
+
     fn register(&self, info: PluginInfo) -> PluginInfo {
         tracing::info!(plugin = %info.label(), digest = info.plugin.digest(), size = info.plugin.size(), kind = info.plugin.kind().as_str(), "plugin registered");
         self.registry().register(info.clone());

@@ -108,7 +108,7 @@ impl Transforming {
         self.applied_swap = request.generation;
         let name = cx.connector.name().to_string();
         let from = cx.chain.plugin_labels();
-        let to: Vec<String> = request.stages.steps.iter().map(|(info, _)| info.label()).collect();
+        let to: Vec<String> = request.stages.steps.iter().map(|s| s.info.label()).collect();
         match cx.chain.swap(request.stages.clone()).await {
             Ok(()) => {
                 cx.status.set_plugins(to.clone());

@@ -30,14 +30,34 @@ pub enum NonJson {
     Pass,
 }
 
-/// A field rule as written: a bare path, or a path with its own mode.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// A field rule as written: a bare path, or a path with its own mode. Deserialized by hand
+/// (not `untagged`) so that a mistake inside a rule is reported at its key in the user's
+/// words (`fields[0].mode`), not as "did not match any variant of untagged enum".
+#[derive(Debug, Clone)]
 pub enum FieldSpec {
     /// `user.email`: masked with `default_mode`.
     Path(String),
     /// `{ path: user.email, mode: hash }`
     Rule(FieldRule),
+}
+
+impl<'de> Deserialize<'de> for FieldSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Spec;
+        impl<'de> serde::de::Visitor<'de> for Spec {
+            type Value = FieldSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a path (`user.email`) or a rule ({ path, mode, keep_last })")
+            }
+            fn visit_str<E: serde::de::Error>(self, path: &str) -> Result<FieldSpec, E> {
+                Ok(FieldSpec::Path(path.to_owned()))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<FieldSpec, M::Error> {
+                FieldRule::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(FieldSpec::Rule)
+            }
+        }
+        deserializer.deserialize_any(Spec)
+    }
 }
 
 /// A field rule with options.

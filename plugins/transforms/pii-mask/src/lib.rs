@@ -168,6 +168,14 @@ mod tests {
         let err = testing::create::<PiiMask>(r#"{"fields":["a"],"default_mode":"scramble"}"#).err().unwrap();
         assert_eq!(err.key.as_deref(), Some("default_mode"));
         assert!(err.message.contains("unknown variant `scramble`"), "{}", err.message);
+        // A mistake inside a rule is named at its key, not "did not match any variant".
+        let err = testing::create::<PiiMask>(r#"{"fields":["a",{"path":"b","mode":"scramble"}]}"#).err().unwrap();
+        assert_eq!(err.key.as_deref(), Some("fields[1].mode"), "{err}");
+        assert!(err.message.contains("unknown variant `scramble`"), "{}", err.message);
+        let err = testing::create::<PiiMask>(r#"{"fields":[{"path":"b","mdoe":"hash"}]}"#).err().unwrap();
+        assert_eq!(err.key.as_deref(), Some("fields[0].mdoe"), "{err}");
+        let err = testing::create::<PiiMask>(r#"{"fields":[7]}"#).err().unwrap();
+        assert!(err.message.contains("a path (`user.email`) or a rule"), "{}", err.message);
         let err = testing::create::<PiiMask>("{}").err().unwrap();
         assert_eq!(err.key.as_deref(), Some("fields"));
     }
