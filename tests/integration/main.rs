@@ -6,6 +6,7 @@ mod auth;
 mod cli;
 mod config_errors;
 mod connect_chain;
+mod connect_import;
 mod console;
 mod config_golden;
 mod delivery;

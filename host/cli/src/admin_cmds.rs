@@ -114,6 +114,23 @@ pub enum ConnectorCmd {
     Rm { name: String },
     /// Committed offsets and lag per partition.
     Offsets { name: String },
+    /// Convert a Kafka Connect connector config (its REST JSON or a .properties file) into a
+    /// Turnpike connector YAML: transforms, predicates, error policy, S3 sink and JDBC source
+    /// options. Every option that cannot be carried over is listed with the reason. Reads the
+    /// file, not the admin API, unless `--check`.
+    Import {
+        /// The Kafka Connect config.
+        file: PathBuf,
+        /// Write the YAML here instead of standard output.
+        #[arg(long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The connector's name, for a config without one (or to rename it).
+        #[arg(long)]
+        name: Option<String>,
+        /// Also validate the result on the running host (its plugins, grants and rules).
+        #[arg(long)]
+        check: bool,
+    },
     /// Write connector configs for many tables at once, to review and then `apply --file`.
     /// Reads the database, not the admin API.
     Generate {
@@ -192,6 +209,7 @@ pub fn connector(cmd: ConnectorCmd, args: &ApiArgs) -> Result<()> {
                 println!("{}", output::json(&Value::Array(applied)));
             }
         }
+        ConnectorCmd::Import { file, out, name, check } => crate::import_cmd::import(crate::import_cmd::ImportArgs { file, out, name, check }, &api, args.output)?,
         ConnectorCmd::Ls { state } => {
             let filter = match &state {
                 Some(s) => query(&[("state", s.as_str())]),

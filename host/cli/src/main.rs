@@ -6,6 +6,7 @@ mod client;
 mod demo_data;
 mod dev;
 mod generate;
+mod import_cmd;
 mod output;
 mod run;
 mod secret_cmds;

@@ -12,7 +12,8 @@ use crate::Problem;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Predicate {
-    /// The record's topic matches this regular expression as a whole (`TopicNameMatches`).
+    /// The record's topic (as routed by earlier steps) matches this regular expression as a
+    /// whole (`TopicNameMatches`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic_matches: Option<String>,
     /// The record has a header with this name (`HasHeaderKey`).
@@ -22,9 +23,9 @@ pub struct Predicate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tombstone: Option<bool>,
     /// An RFC 9535 JSONPath query on the value, selecting when it finds anything
-    /// (`$.status`, `$[?@.amount > 100]`). On an object value the query also runs against
-    /// `[value]`, so that `$[?@.status == 'x']` tests the value itself, as Confluent's Filter
-    /// does. A value that is null or not JSON never matches.
+    /// (`$.status`, `$.items[?@.price > 100]`). A root filter on an object value
+    /// (`$[?@.status == 'x']`) tests the value itself, as Confluent's Filter does. A value
+    /// that is null or not JSON never matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_path: Option<String>,
     /// Select the records the conditions do *not* match.
@@ -38,8 +39,50 @@ pub struct RecordSelector {
     topic: Option<regex::Regex>,
     header: Option<String>,
     tombstone: Option<bool>,
-    json_path: Option<JsonPath>,
+    json_path: Option<RootedPath>,
     negate: bool,
+}
+
+/// A JSONPath query, and whether it starts with a filter on the root (`$[?…]`), which tests
+/// an object value itself rather than each of its members.
+#[derive(Debug, Clone)]
+struct RootedPath {
+    root_filter: bool,
+    path: JsonPath,
+}
+
+/// The longest JSONPath query and its deepest nesting of brackets: the parser recurses once
+/// per level, so an unbounded query could exhaust the stack of the thread validating it.
+const MAX_QUERY_BYTES: usize = 1024;
+const MAX_QUERY_NESTING: usize = 32;
+
+/// Refuses a query too long or too deeply nested to parse safely, before parsing it.
+fn check_size(query: &str) -> Result<(), String> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(format!("the query is {} bytes; at most {MAX_QUERY_BYTES} are accepted", query.len()));
+    }
+    let (mut depth, mut deepest, mut quote) = (0usize, 0usize, None::<char>);
+    let mut chars = query.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (None, ')' | ']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    match deepest > MAX_QUERY_NESTING {
+        true => Err(format!("brackets nest {deepest} deep; at most {MAX_QUERY_NESTING} are accepted")),
+        false => Ok(()),
+    }
 }
 
 /// What a predicate looks at in one record.
@@ -70,8 +113,8 @@ impl Predicate {
         if self.has_header.as_deref().is_some_and(str::is_empty) {
             problems.push(Problem::new(format!("{key}.has_header"), "name the header (it is empty)"));
         }
-        let json_path = self.json_path.as_deref().and_then(|query| match JsonPath::parse(query) {
-            Ok(path) => Some(path),
+        let json_path = self.json_path.as_deref().and_then(|query| match check_size(query).and_then(|()| JsonPath::parse(query).map_err(|e| e.to_string())) {
+            Ok(path) => Some(RootedPath { root_filter: query.trim_start().starts_with("$[?"), path }),
             Err(e) => {
                 problems.push(Problem::new(format!("{key}.json_path"), format!("{query:?} is not a JSONPath query (RFC 9535, e.g. \"$[?@.status == 'cancelled']\"): {e}")));
                 None
@@ -109,15 +152,17 @@ impl RecordSelector {
     }
 }
 
-/// Whether `path` finds anything in the JSON `bytes`, or, for an object, in `[object]`.
-fn json_path_selects(path: &JsonPath, bytes: &[u8]) -> bool {
+/// Whether the query finds anything in the JSON `bytes`. A root filter (`$[?…]`) on an
+/// object runs against `[object]`, so it tests the object itself (as Jayway JsonPath, and so
+/// Confluent's Filter, do), not each of its members.
+fn json_path_selects(query: &RootedPath, bytes: &[u8]) -> bool {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
         return false;
     };
-    if !path.query(&value).is_empty() {
-        return true;
+    match query.root_filter && value.is_object() {
+        true => !query.path.query(&serde_json::Value::Array(vec![value])).is_empty(),
+        false => !query.path.query(&value).is_empty(),
     }
-    value.is_object() && !path.query(&serde_json::Value::Array(vec![value])).is_empty()
 }
 
 /// The reason in a `regex` error, without the copy of the pattern and its caret line.
@@ -163,6 +208,11 @@ mod tests {
         assert!(!p.selects(facts("t", &[], Some(r#"{"status":"open"}"#))));
         assert!(!p.selects(facts("t", &[], Some("not json"))), "a value that is not JSON never matches");
         assert!(!p.selects(facts("t", &[], None)));
+        // The members of the value are not the value: a nested object with the status does
+        // not make the record match.
+        assert!(!p.selects(facts("t", &[], Some(r#"{"before":{"status":"cancelled"},"after":{"status":"open"}}"#))));
+        let p = compile(r#"json_path: "$[?@.price > 100]""#);
+        assert!(p.selects(facts("t", &[], Some(r#"[{"price":5},{"price":150}]"#))), "on an array, a root filter tests its elements");
         let p = compile(r#"json_path: "$.items[?@.price > 100]""#);
         assert!(p.selects(facts("t", &[], Some(r#"{"items":[{"price":5},{"price":150}]}"#))));
         assert!(!p.selects(facts("t", &[], Some(r#"{"items":[{"price":5}]}"#))));
@@ -185,6 +235,14 @@ mod tests {
         let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();
         assert_eq!(keys, ["transforms[1].predicate.topic_matches", "transforms[1].predicate.has_header", "transforms[1].predicate.json_path"]);
         assert!(problems[0].message.contains("not a valid regular expression"), "{}", problems[0].message);
+        // Too deep to parse safely (the parser recurses per level): refused before parsing.
+        let deep = Predicate { json_path: Some(format!("$[?{}@.a{}]", "(".repeat(200), ")".repeat(200))), ..Predicate::default() };
+        let problems = deep.compile("p").unwrap_err();
+        assert!(problems[0].message.contains("nest 201 deep"), "{}", problems[0].message);
+        let long = Predicate { json_path: Some(format!("$.{}", "a".repeat(2000))), ..Predicate::default() };
+        assert!(long.compile("p").unwrap_err()[0].message.contains("at most 1024"));
+        let quoted = Predicate { json_path: Some(format!("$[?@.a == '{}']", "(".repeat(100))), ..Predicate::default() };
+        assert!(quoted.compile("p").is_ok(), "brackets inside a string do not nest");
         let empty = Predicate::default().compile("p").unwrap_err();
         assert!(empty[0].message.contains("at least one condition"));
     }

@@ -191,7 +191,13 @@ pub fn import_with(text: &str, options: &Options) -> Result<Imported, ImportErro
     }
 
     let topics = connect::topics(&mut ctx, flow);
-    let chain = transforms::chain(&mut ctx, flow, &topics);
+    // A JDBC source's records carry the topics of its tables into the chain.
+    let source = matches!(kind, Kind::Jdbc).then(|| jdbc::source(&mut ctx));
+    let mut chain_topics = topics.clone();
+    if let Some(source) = &source {
+        chain_topics.extend(source.output_topic.iter().chain(&source.routes).cloned());
+    }
+    let chain = transforms::chain(&mut ctx, flow, &chain_topics);
     let start_from = connect::worker(&mut ctx, flow);
     let errors = connect::errors(&mut ctx, flow, &topics);
 
@@ -210,7 +216,7 @@ pub fn import_with(text: &str, options: &Options) -> Result<Imported, ImportErro
             }
         }
         Kind::Jdbc => {
-            let source = jdbc::source(&mut ctx);
+            let source = source.expect("made above for a JDBC source");
             if let Some(topic) = &source.output_topic {
                 connector.insert("output_topic".into(), json!(topic));
             }

@@ -229,10 +229,10 @@ impl Chain {
     }
 
     /// Runs stage `i` on the records its predicate selects (all, without one); the others
-    /// pass the stage unchanged.
-    async fn call_selected(&mut self, i: usize, input: &InputBatch) -> Result<StageOutput, ChainError> {
+    /// pass the stage unchanged. `routed` is where earlier stages sent each record.
+    async fn call_selected(&mut self, i: usize, input: &InputBatch, routed: &[Option<String>]) -> Result<StageOutput, ChainError> {
         let picked = match &self.stages[i].selector {
-            Some(selector) => selection::selected(selector, input),
+            Some(selector) => selection::selected(selector, input, routed),
             None => return self.call(i, input).await,
         };
         if picked.len() == input_len(input) {
@@ -302,7 +302,7 @@ impl Chain {
 
         for i in 0..self.stages.len() {
             let input = owned.as_ref().unwrap_or(batch);
-            let StageOutput { out, poisoned } = self.call_selected(i, input).await?;
+            let StageOutput { out, poisoned } = self.call_selected(i, input, &routes).await?;
             let plugin = self.stages[i].info.label();
             let mut fail = |input: u32, kind: ErrorKind, class: &str, message: String| {
                 let origin = origins[input as usize];

@@ -11,11 +11,16 @@ pub(crate) fn selector(step: &TransformStep) -> Result<Option<RecordSelector>, V
     step.predicate.as_ref().map(|p| p.compile("predicate")).transpose()
 }
 
-/// The indexes of the records of `batch` that `selector` selects, in order.
-pub(crate) fn selected(selector: &RecordSelector, batch: &InputBatch) -> Vec<usize> {
+/// The indexes of the records of `batch` that `selector` selects, in order. `routed[i]` is the
+/// topic an earlier stage sent record `i` to, if any: a predicate tests the topic a record
+/// has now (as in Kafka Connect), not the one it was read from.
+pub(crate) fn selected(selector: &RecordSelector, batch: &InputBatch, routed: &[Option<String>]) -> Vec<usize> {
     let view = InputView::new(batch);
     (0..view.len())
-        .filter(|&i| selector.selects(RecordFacts { topic: view.topic(i), header_names: view.headers(i).map(|(k, _)| k), value: view.value(i) }))
+        .filter(|&i| {
+            let topic = routed.get(i).and_then(Option::as_deref).unwrap_or_else(|| view.topic(i));
+            selector.selects(RecordFacts { topic, header_names: view.headers(i).map(|(k, _)| k), value: view.value(i) })
+        })
         .collect()
 }
 
@@ -89,8 +94,10 @@ mod tests {
     #[test]
     fn unselected_records_pass_unchanged_in_their_place() {
         let batch = batch();
-        let picked = selected(&selector(r#"{"topic_matches": "b"}"#), &batch);
+        let picked = selected(&selector(r#"{"topic_matches": "b"}"#), &batch, &[]);
         assert_eq!(picked, [1, 3]);
+        let routed = [Some("b".to_owned()), Some("a".to_owned()), None, None];
+        assert_eq!(selected(&selector(r#"{"topic_matches": "b"}"#), &batch, &routed), [0, 3], "the topic an earlier stage routed to counts");
         let sub = subset(&batch, &picked);
         assert_eq!(InputView::new(&sub).offset(1), 3, "the subset keeps where its records came from");
         // The plugin upper-cases record 0 of the subset twice, drops record 1 and fails it.
@@ -114,7 +121,7 @@ mod tests {
     #[test]
     fn nothing_selected_passes_everything() {
         let batch = batch();
-        let picked = selected(&selector(r#"{"has_header": "nope"}"#), &batch);
+        let picked = selected(&selector(r#"{"has_header": "nope"}"#), &batch, &[]);
         let (out, _) = merge(&batch, &picked, None, Vec::new());
         let values: Vec<_> = OutputView::new(&out).iter().map(|p| (p.input, p.value)).collect();
         assert_eq!(values, [(0, Some(&b"0"[..])), (1, Some(&b"1"[..])), (2, None), (3, Some(&b"3"[..]))]);

@@ -125,8 +125,6 @@ pub(crate) async fn check_plugins(registry: &PluginRegistry, checks: PluginCheck
             Ok(()) => labels.push(info.label()),
             Err(CreateError::Config { key, message }) => {
                 let key = key.map(|k| format!(".{k}")).unwrap_or_default();
-                // Plugins in Rust report serde's phrasing; say it as the user would.
-                let message = turnpike_config::in_users_words(&message);
                 problems.push(Problem::new(format!("connector.{at}.config{key}"), format!("{}: {message}", info.label())));
             }
             Err(e) => problems.push(Problem::new(format!("connector.{at}.plugin"), format!("{} could not start: {e}", info.label()))),

@@ -125,7 +125,9 @@ impl Sandbox {
 
     /// A configuration the plugin refused, key and message explained.
     pub(crate) fn config_error(&self, e: ConfigError) -> CreateError {
-        CreateError::Config { key: e.key.map(|k| self.clean(k)), message: self.explain(e.message) }
+        // Plugins in Rust report serde's phrasing ("unknown variant `x`, expected …"); every
+        // caller (validation, dry runs, starts) shows it as the user would say it.
+        CreateError::Config { key: e.key.map(|k| self.clean(k)), message: self.explain(turnpike_config::in_users_words(&e.message)) }
     }
 
     /// The errors of single records, explained.

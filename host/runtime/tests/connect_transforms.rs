@@ -99,6 +99,19 @@ async fn every_table_case_holds_inside_the_sandbox() {
     println!("{cases} cases of {transforms} transforms held through the runtime");
 }
 
+/// The start of what the host says for serde's phrasing in a case's expected message (the
+/// native tests see the plugin's own words; the host rewrites them for the user).
+fn in_users_words(expected: &str) -> String {
+    let quoted = |rest: &str| rest.strip_prefix('`').and_then(|r| r.split('`').next()).map(str::to_owned);
+    if let Some(name) = expected.strip_prefix("unknown field ").and_then(quoted) {
+        return format!("unknown key {name:?}");
+    }
+    if let Some(value) = expected.strip_prefix("unknown variant ").and_then(quoted) {
+        return format!("{value:?} is not one of");
+    }
+    expected.to_owned()
+}
+
 #[tokio::test]
 async fn config_errors_name_the_users_key_not_the_envelope() {
     let table: Vec<Value> = serde_json::from_slice(&std::fs::read(cases_dir().join("config-errors.json")).unwrap()).unwrap();
@@ -110,7 +123,8 @@ async fn config_errors_name_the_users_key_not_the_envelope() {
         match TransformInstance::create(&preset(transform), &config, labels(), InstanceLimits::default()).await {
             Err(CreateError::Config { key, message }) => {
                 assert_eq!(key.as_deref(), case["key"].as_str(), "{transform} {config}: key");
-                assert!(message.contains(case["message"].as_str().unwrap()), "{transform} {config}: {message}");
+                let expected = case["message"].as_str().unwrap();
+                assert!(message.contains(expected) || message.contains(&in_users_words(expected)), "{transform} {config}: {message}");
             }
             Err(other) => panic!("{transform} {config}: expected a config error, got {other}"),
             Ok(_) => panic!("{transform} {config}: accepted"),

@@ -82,7 +82,8 @@ async fn a_refused_config_names_the_key() {
         .err()
         .expect("config refused");
     match err {
-        CreateError::Config { message, .. } => assert!(message.contains("unknown field `modde`"), "{message}"),
+        // serde's "unknown field `modde`", as the host says it to the user.
+        CreateError::Config { message, .. } => assert!(message.starts_with(r#"unknown key "modde"; the keys here are fields, default_mode"#), "{message}"),
         other => panic!("expected a config error, got {other}"),
     }
 }

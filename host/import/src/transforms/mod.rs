@@ -207,9 +207,74 @@ fn route(ctx: &mut Ctx, flow: Flow, alias: &str, plugin: &str, route: &Route, to
                 add(ctx, format.replace("${topic}", topic));
             }
         }
+        // The topics are known (listed, or a JDBC source's tables): route each as the step
+        // would, so `routes` lists exactly where records can go.
+        Route::Pattern { regex, replacement } if !topics.is_empty() => match routed_topics(regex, replacement, topics) {
+            Some(found) => found.into_iter().for_each(|topic| add(ctx, topic)),
+            None => ctx.note(format!(
+                "step `{alias}` ({plugin}): its regex could not be applied here, so the topics it produces are unknown: list them under `routes` (a record routed to a topic not listed there fails under the error policy), and create them"
+            )),
+        },
         _ => ctx.note(format!(
             "step `{alias}` ({plugin}) routes records to topics made from each record, which cannot be known here: list every topic it can produce under `routes` \
 (a record routed to a topic not listed there fails under the error policy), and create them"
         )),
+    }
+}
+
+/// What a RegexRouter makes of each of `topics` (those its regex matches whole), or `None`
+/// when the regex is not one the `regex` crate reads (Java-only syntax).
+fn routed_topics(regex: &str, replacement: &str, topics: &[String]) -> Option<Vec<String>> {
+    let whole = regex::Regex::new(&format!("^(?:{regex})$")).ok()?;
+    let mut out = Vec::new();
+    for topic in topics {
+        if let Some(groups) = whole.captures(topic) {
+            out.push(expand_java(replacement, &groups)?);
+        }
+    }
+    Some(out)
+}
+
+/// Java's `Matcher.replaceFirst` replacement: `$n` (as many digits as name a group), `${name}`,
+/// `\x` for the character x. `None` for a reference to a group the regex lacks.
+fn expand_java(replacement: &str, groups: &regex::Captures<'_>) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next()?),
+            '$' if chars.peek() == Some(&'{') => {
+                chars.next();
+                let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                out.push_str(groups.name(&name)?.as_str());
+            }
+            '$' => {
+                let mut n = chars.next()?.to_digit(10)? as usize;
+                while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                    if n * 10 + (d as usize) >= groups.len() {
+                        break;
+                    }
+                    n = n * 10 + d as usize;
+                    chars.next();
+                }
+                out.push_str(groups.get(n).map_or("", |m| m.as_str()));
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::routed_topics;
+
+    #[test]
+    fn a_regex_router_on_known_topics_lists_where_each_goes() {
+        let topics = ["shop.orders".to_owned(), "shop.order_lines".to_owned(), "other".to_owned()];
+        assert_eq!(routed_topics(r"shop\.(.*)", "shop-cdc.$1", &topics), Some(vec!["shop-cdc.orders".to_owned(), "shop-cdc.order_lines".to_owned()]));
+        assert_eq!(routed_topics(r"(?<db>shop)\.(.*)", "${db}_$2x", &topics[..1]), Some(vec!["shop_ordersx".to_owned()]));
+        assert_eq!(routed_topics(r"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)", "$10-$1$11", &["abcdefghij".to_owned()]), Some(vec!["j-aa1".to_owned()]));
+        assert_eq!(routed_topics(r"(?<=x)y", "z", &topics), None, "look-behind is Java-only");
     }
 }
