@@ -36,6 +36,33 @@ pub enum NonJson {
     Pass,
 }
 
+/// The config of a transform that works on one field of the key or value (`extract-field`,
+/// `hoist-field`): `field`, `on`, `on_non_json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OneFieldConfig {
+    pub field: String,
+    #[serde(default)]
+    pub on: On,
+    #[serde(default)]
+    pub on_non_json: NonJson,
+}
+
+/// That config with its path parsed (a single place: no `[*]`).
+pub struct OneField {
+    pub field: crate::path::Path,
+    pub on: On,
+    pub on_non_json: NonJson,
+}
+
+impl OneField {
+    /// Parses `config.field` for a transform that `verb` it (for the refusal of `[*]`).
+    pub fn new(config: OneFieldConfig, verb: &str) -> Result<Self, turnpike_sdk::ConfigError> {
+        let field = crate::path::Path::single(&config.field, "field", verb)?;
+        Ok(Self { field, on: config.on, on_non_json: config.on_non_json })
+    }
+}
+
 /// A part as read.
 pub enum Part {
     Json(Value),
