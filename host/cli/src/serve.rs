@@ -15,7 +15,9 @@ use turnpike_state::TokenStore;
 /// that serves several names (the Kafka Connect transforms) is compiled once.
 pub async fn load_builtins(host: &Host) -> Result<()> {
     let version = env!("CARGO_PKG_VERSION").to_owned();
-    let mut presets: Vec<(&'static [u8], Vec<(PluginName, String)>)> = Vec::new();
+    // Each shared component, with the names (and presets) it serves.
+    type Served = Vec<(PluginName, String)>;
+    let mut presets: Vec<(&'static [u8], Served)> = Vec::new();
     for builtin in turnpike_builtins::BUILTINS {
         let name = PluginName::parse(builtin.name).context("built-in plugin name")?;
         match builtin.preset {
