@@ -29,9 +29,21 @@ pub struct Delivery {
     /// Key, value and header bytes of the record, for the connector's byte counts.
     bytes: usize,
     future: DeliveryFuture,
+    /// A failed record sent to the dead-letter topic: counted apart from the outputs.
+    dead_letter: bool,
 }
 
 impl Delivery {
+    /// The same delivery, marked as a dead letter (not an output of the connector).
+    pub fn into_dead_letter(self) -> Self {
+        Self { dead_letter: true, ..self }
+    }
+
+    /// Whether it is a dead letter rather than an output.
+    pub fn is_dead_letter(&self) -> bool {
+        self.dead_letter
+    }
+
     /// The record's key, value and header bytes.
     pub fn bytes(&self) -> usize {
         self.bytes
@@ -95,7 +107,7 @@ impl Producer {
         }
         loop {
             match self.inner.send_result(future_record) {
-                Ok(future) => return Ok(Delivery { topic: record.topic.to_owned(), bytes, future }),
+                Ok(future) => return Ok(Delivery { topic: record.topic.to_owned(), bytes, future, dead_letter: false }),
                 Err((rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                     future_record = back;
                     tokio::time::sleep(QUEUE_FULL_BACKOFF).await;

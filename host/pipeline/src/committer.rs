@@ -117,8 +117,9 @@ pub(crate) async fn run<C: Checkpoint>(
             }
         };
         let Some(batch) = batch else { break };
-        let outputs = batch.deliveries.len() as u64;
-        let bytes: u64 = batch.deliveries.iter().map(|d| d.bytes() as u64).sum();
+        // Dead letters are counted as such where they are sent, not as outputs.
+        let outputs = batch.deliveries.iter().filter(|d| !d.is_dead_letter());
+        let (outputs, bytes) = outputs.fold((0u64, 0u64), |(n, b), d| (n + 1, b + d.bytes() as u64));
         for delivery in batch.deliveries {
             if let Err(e) = delivery.wait().await {
                 tracing::error!(%connector, error = %e, "output not acknowledged; stopping without saving this batch's progress");

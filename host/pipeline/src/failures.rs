@@ -171,7 +171,7 @@ impl ErrorPolicy {
                 .send(out, headers)
                 .await
                 .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("dead-letter topic: {e}")))?;
-            deliveries.push(delivery);
+            deliveries.push(delivery.into_dead_letter());
         }
         LiveStatus::add(&self.status.records_dead_lettered, deliveries.len() as u64);
         Ok(deliveries)

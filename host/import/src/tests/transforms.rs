@@ -108,7 +108,7 @@ fn every_smt_of_the_spec_converts() {
         {"plugin": "extract-field", "config": {"on": "value", "field": "after"}},
         {"plugin": "filter", "config": {}},
         {"plugin": "flatten", "config": {"on": "value", "delimiter": "_"}},
-        {"plugin": "header-from", "config": {"fields": ["id", "`meta.trace`"], "headers": ["id", "trace"], "operation": "copy"}},
+        {"plugin": "header-from", "config": {"on": "value", "fields": ["id", "`meta.trace`"], "headers": ["id", "trace"], "operation": "copy"}},
         {"plugin": "hoist-field", "config": {"on": "key", "field": "k"}},
         {"plugin": "insert-field", "config": {"on": "value", "topic_field": "_topic", "offset_field": "_offset", "timestamp_field": "ts"}},
         {"plugin": "insert-header", "config": {"header": "origin", "value": "kafka-connect"}},

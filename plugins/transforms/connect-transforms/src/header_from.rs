@@ -1,5 +1,5 @@
-//! `header-from` (Kafka Connect's `HeaderFrom$Value`): copies or moves fields of the value
-//! into headers, `fields[i]` into header `headers[i]`.
+//! `header-from` (Kafka Connect's `HeaderFrom$Value` and `HeaderFrom$Key`): copies or moves
+//! fields of the value (or key) into headers, `fields[i]` into header `headers[i]`.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -25,12 +25,15 @@ pub struct Config {
     headers: Vec<String>,
     operation: Operation,
     #[serde(default)]
+    on: On,
+    #[serde(default)]
     on_non_json: NonJson,
 }
 
 pub struct HeaderFrom {
     pairs: Vec<(Path, String)>,
     operation: Operation,
+    on: On,
     on_non_json: NonJson,
 }
 
@@ -61,14 +64,14 @@ impl Smt for HeaderFrom {
             .enumerate()
             .map(|(i, (field, header))| Ok((Path::single(field, &format!("fields[{i}]"), "each header takes the value of")?, header)))
             .collect::<Result<_, ConfigError>>()?;
-        Ok(Self { pairs, operation: config.operation, on_non_json: config.on_non_json })
+        Ok(Self { pairs, operation: config.operation, on: config.on, on_non_json: config.on_non_json })
     }
 }
 
 impl Step for HeaderFrom {
     fn apply(&self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
-        let Some(mut value) = part::json_or_forward(record, out, On::Value, self.on_non_json)? else { return Ok(()) };
-        part::require_object(&value, On::Value, "to read header values from")?;
+        let Some(mut value) = part::json_or_forward(record, out, self.on, self.on_non_json)? else { return Ok(()) };
+        part::require_object(&value, self.on, "to read header values from")?;
         let mut rebuilt = part::copy_without_headers(record);
         for (name, bytes) in record.headers() {
             rebuilt = rebuilt.header(name, bytes);
@@ -88,9 +91,12 @@ impl Step for HeaderFrom {
                 moved |= path.remove_all(&mut value);
             }
         }
-        // Copy keeps the value's bytes exactly as they came.
+        // Copy keeps the part's bytes exactly as they came.
         if moved {
-            rebuilt = rebuilt.value(value.to_string());
+            rebuilt = match self.on {
+                On::Value => rebuilt.value(value.to_string()),
+                On::Key => rebuilt.key(value.to_string()),
+            };
         }
         out.emit(rebuilt);
         Ok(())

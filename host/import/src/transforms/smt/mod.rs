@@ -109,7 +109,6 @@ pub(crate) fn convert(class: &str, options: &BTreeMap<String, String>) -> Result
     };
     if part == Some(Part::Key) {
         let only_value = match name {
-            "HeaderFrom" => Some("Turnpike's header-from reads fields of the value only"),
             "SetSchemaMetadata" => Some("Turnpike's set-schema-metadata sets the schema.name / schema.version headers, which describe the value"),
             "ConfluentFilter" => Some("Turnpike's json_path predicate tests the value only"),
             _ => None,
@@ -119,7 +118,7 @@ pub(crate) fn convert(class: &str, options: &BTreeMap<String, String>) -> Result
         }
     }
     let mut b = Builder::new(class, plugin, options);
-    if let (Some(p), true) = (part, name != "ConfluentFilter" && name != "HeaderFrom" && name != "SetSchemaMetadata") {
+    if let (Some(p), true) = (part, name != "ConfluentFilter" && name != "SetSchemaMetadata") {
         b.step.config.insert("on".into(), json!(if p == Part::Key { "key" } else { "value" }));
     }
     let syntax = match b.take("field.syntax.version").map(|v| v.to_ascii_uppercase()).as_deref() {
@@ -175,6 +174,8 @@ mod tests {
         assert!(err.starts_with("io.debezium.transforms.ExtractNewRecordState: no Turnpike transform does this"), "{err}");
         assert!(err.ends_with("the step is left out and the chain runs without it"));
         assert!(convert("org.apache.kafka.connect.transforms.Cast", &opts(&[("spec", "int8")])).unwrap_err().contains("Cast$Key or"));
-        assert!(convert("org.apache.kafka.connect.transforms.HeaderFrom$Key", &opts(&[])).unwrap_err().contains("value only"));
+        assert!(convert("org.apache.kafka.connect.transforms.SetSchemaMetadata$Key", &opts(&[("schema.name", "x")])).unwrap_err().contains("describe the value"));
+        let key = ok("org.apache.kafka.connect.transforms.HeaderFrom$Key", &[("fields", "id"), ("headers", "id"), ("operation", "copy")]);
+        assert_eq!(key.config["on"], json!("key"), "HeaderFrom$Key reads the key");
     }
 }
