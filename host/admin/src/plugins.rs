@@ -180,6 +180,10 @@ pub struct DryRunRequest {
     /// Sample records, at most 1,000.
     #[serde(deserialize_with = "at_most_samples")]
     records: Vec<SampleRecord>,
+    /// The step's predicate, as in a connector: the plugin runs on the samples it selects,
+    /// the others come out unchanged. Samples are read from the topic `sample`.
+    #[serde(default)]
+    predicate: Option<turnpike_config::Predicate>,
 }
 
 /// Said when a dry run brings more samples than it may; the parse stops there, so a huge
@@ -233,5 +237,5 @@ pub async fn dry_run(
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_plugin", e.to_string()))?;
     // A dry run resolves secret references: a team's resolves only its own.
     let team = if caller.is_admin() { None } else { caller.team.clone() };
-    Ok(Json(host.dry_run(&reference, &request.config, &request.records, team.as_ref()).await?))
+    Ok(Json(host.dry_run(&reference, &request.config, request.predicate.as_ref(), &request.records, team.as_ref()).await?))
 }

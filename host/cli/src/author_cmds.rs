@@ -88,7 +88,7 @@ async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max
             let name = PluginName::parse("local".to_owned())?;
             let info = host.load_plugin(name, "test".into(), bytes).await?;
             let reference = turnpike_config::PluginRef { name: info.name.clone(), version: Some(info.version.clone()) };
-            let result = host.dry_run(&reference, &config, &records, None).await?;
+            let result = host.dry_run(&reference, &config, None, &records, None).await?;
             Ok(json!({ "kind": "transform", "outputs": result.outputs, "errors": result.errors }))
         }
         PluginKind::Source => {

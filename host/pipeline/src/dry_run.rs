@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use turnpike_runtime::{BatchBuilder, CallError, CreateError, ErrorKind, InstanceLabels, InstanceLimits, OutputView, RecordRef, Scrub, TransformInstance};
 
+use turnpike_config::RecordSelector;
+
 use crate::registry::PluginInfo;
+use crate::selection;
 
 /// Sample records one dry run may take.
 pub const MAX_SAMPLE_RECORDS: usize = 1_000;
@@ -92,7 +95,15 @@ fn text(bytes: &[u8]) -> String {
 /// Runs `plugin` with `config` (references resolved) on `samples`. What `scrub` holds is
 /// hidden in the plugin's errors (by the sandbox) and in every output shown (here): a person
 /// trying a config must not see the secrets it references.
-pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, scrub: &Scrub, samples: &[SampleRecord]) -> Result<DryRunResult, DryRunError> {
+/// With a predicate (`selector`), the plugin runs on the samples it selects and the others
+/// come out unchanged, as in a connector's chain.
+pub(crate) async fn dry_run(
+    plugin: &PluginInfo,
+    config: &serde_json::Value,
+    selector: Option<&RecordSelector>,
+    scrub: &Scrub,
+    samples: &[SampleRecord],
+) -> Result<DryRunResult, DryRunError> {
     if samples.len() > MAX_SAMPLE_RECORDS {
         return Err(DryRunError::TooMany(samples.len()));
     }
@@ -111,7 +122,17 @@ pub(crate) async fn dry_run(plugin: &PluginInfo, config: &serde_json::Value, scr
         };
         batch.push(record, s.headers.iter().map(|(k, v)| (k.as_str(), v.as_bytes())));
     }
-    let out = instance.transform(&batch.finish()).await?;
+    let batch = batch.finish();
+    let out = match selector.map(|s| selection::selected(s, &batch, &[])) {
+        Some(picked) if picked.len() < samples.len() => {
+            let part = match picked.is_empty() {
+                true => None,
+                false => Some(instance.transform(&selection::subset(&batch, &picked)).await?),
+            };
+            selection::merge(&batch, &picked, part, Vec::new()).0
+        }
+        _ => instance.transform(&batch).await?,
+    };
     let view = OutputView::new(&out);
     let shown = |bytes: &[u8]| scrub.clean_string(text(bytes));
     let outputs = view

@@ -99,6 +99,29 @@ async fn a_dry_run_shows_outputs_and_per_record_errors() {
     assert_eq!(body["errors"][0]["kind"], "invalid_record");
 }
 
+/// A step's predicate in a dry run: the plugin sees the samples it selects, the others come
+/// out unchanged, in place; a bad predicate is refused at its key.
+#[tokio::test]
+async fn a_dry_run_applies_a_predicate_as_the_chain_does() {
+    let app = app();
+    send(&app, upload("name=mask&version=1.0.0", "application/wasm", component("pii-mask"))).await;
+    let records = serde_json::json!([
+        { "key": "a", "value": "{\"email\":\"a@x.io\"}", "headers": { "pii": "yes" } },
+        { "key": "b", "value": "{\"email\":\"b@x.io\"}" },
+        { "key": "c", "value": "not json", "headers": { "pii": "yes" } }
+    ]);
+    let body = serde_json::json!({ "config": { "fields": ["email"] }, "predicate": { "has_header": "pii" }, "records": records });
+    let (status, body) = send(&app, json("POST", "/v1/plugins/mask/latest/test", body)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let outputs: Vec<(u64, &str)> = body["outputs"].as_array().unwrap().iter().map(|o| (o["input"].as_u64().unwrap(), o["value"].as_str().unwrap())).collect();
+    assert_eq!(outputs, [(0, r#"{"email":"***"}"#), (1, r#"{"email":"b@x.io"}"#)], "b is not selected and passes; c is selected and fails");
+    assert_eq!(body["errors"][0]["input"], 2, "the error names the sample in the whole request: {body}");
+    let bad = serde_json::json!({ "config": { "fields": ["email"] }, "predicate": { "json_path": "$[" }, "records": [] });
+    let (status, body) = send(&app, json("POST", "/v1/plugins/mask/latest/test", bad)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["problems"][0]["key"], "predicate.json_path", "{body}");
+}
+
 #[tokio::test]
 async fn a_dry_run_with_a_bad_config_names_the_key() {
     let app = app();

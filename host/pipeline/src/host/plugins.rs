@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Problem, TeamName};
+use turnpike_config::{ConnectorConfig, PluginName, PluginRef, Predicate, Problem, TeamName};
 use turnpike_runtime::LoadError;
 
 use super::{Host, HostError};
@@ -230,13 +230,21 @@ impl Host {
     /// `team` (`None`: the operator). The plugin and the config's references are resolved as
     /// at the start of a connector of that team (another team's plugin and secrets are not
     /// there), and what the references resolved to is hidden in everything the answer holds.
-    pub async fn dry_run(&self, plugin: &PluginRef, config: &serde_json::Value, samples: &[SampleRecord], team: Option<&TeamName>) -> Result<DryRunResult, HostError> {
+    pub async fn dry_run(
+        &self,
+        plugin: &PluginRef,
+        config: &serde_json::Value,
+        predicate: Option<&Predicate>,
+        samples: &[SampleRecord],
+        team: Option<&TeamName>,
+    ) -> Result<DryRunResult, HostError> {
+        let selector = predicate.map(|p| p.compile("predicate")).transpose().map_err(HostError::Invalid)?;
         let info = self.registry().resolve_for(plugin, team)?;
         let secrets = self.shared.secrets.for_team(team.cloned());
         let resolved = turnpike_config::resolve_at(config, "config", &secrets).map_err(HostError::Invalid)?;
         let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
         let scrub = turnpike_runtime::Scrub::new(resolved.secret_values);
-        Ok(crate::dry_run::dry_run(&info, &resolved.value, &scrub, samples).await?)
+        Ok(crate::dry_run::dry_run(&info, &resolved.value, selector.as_ref(), &scrub, samples).await?)
     }
 }
 
