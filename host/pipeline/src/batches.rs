@@ -25,9 +25,17 @@ pub(crate) fn next_stage_input(out: OutputBatch, keep: &[(usize, Source)], topic
 /// A batch holding only input record `i` of `batch` (to find which record makes a plugin
 /// fault). Copies that record's bytes.
 pub(crate) fn single(batch: &InputBatch, i: usize) -> InputBatch {
+    subset(batch, &[i])
+}
+
+/// A batch of the records of `batch` at `picked` (copied), each keeping where it came from:
+/// one record to isolate a fault, or those a step's predicate selects.
+pub(crate) fn subset(batch: &InputBatch, picked: &[usize]) -> InputBatch {
     let view = InputView::new(batch);
     let mut b = BatchBuilder::default();
-    b.push(view.record(i), view.headers(i));
+    for &i in picked {
+        b.push(view.record(i), view.headers(i));
+    }
     b.finish()
 }
 

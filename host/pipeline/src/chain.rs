@@ -15,7 +15,7 @@ use turnpike_runtime::{
     RecordError, TransformInstance,
 };
 
-use crate::batches::{input_source, next_stage_input, single, ChainBatch, OutputMerger, Source};
+use crate::batches::{input_source, next_stage_input, single, subset, ChainBatch, OutputMerger, Source};
 use crate::failures::FailedRecord;
 use crate::registry::PluginInfo;
 use crate::status::LiveStatus;
@@ -240,7 +240,7 @@ impl Chain {
         }
         let part = match picked.is_empty() {
             true => None,
-            false => Some(self.call(i, &selection::subset(input, &picked)).await?),
+            false => Some(self.call(i, &subset(input, &picked)).await?),
         };
         let (part, poisoned) = part.map_or((None, Vec::new()), |p| (Some(p.out), p.poisoned));
         let (out, poisoned) = selection::merge(input, &picked, part, poisoned);

@@ -127,7 +127,7 @@ pub(crate) async fn dry_run(
         Some(picked) if picked.len() < samples.len() => {
             let part = match picked.is_empty() {
                 true => None,
-                false => Some(instance.transform(&selection::subset(&batch, &picked)).await?),
+                false => Some(instance.transform(&crate::batches::subset(&batch, &picked)).await?),
             };
             selection::merge(&batch, &picked, part, Vec::new()).0
         }

@@ -4,7 +4,7 @@
 
 use turnpike_batch_layout::{InputView, OutputColumns, OutputRef, OutputView, OutputWriter};
 use turnpike_config::{Problem, RecordFacts, RecordSelector, TransformStep};
-use turnpike_runtime::{BatchBuilder, Fault, InputBatch, OutputBatch, RecordError};
+use turnpike_runtime::{Fault, InputBatch, OutputBatch, RecordError};
 
 /// The compiled predicate of a validated step (`None`: the step runs on every record).
 pub(crate) fn selector(step: &TransformStep) -> Result<Option<RecordSelector>, Vec<Problem>> {
@@ -22,16 +22,6 @@ pub(crate) fn selected(selector: &RecordSelector, batch: &InputBatch, routed: &[
             selector.selects(RecordFacts { topic, header_names: view.headers(i).map(|(k, _)| k), value: view.value(i) })
         })
         .collect()
-}
-
-/// A batch of the records at `picked` (copied), keeping where each came from.
-pub(crate) fn subset(batch: &InputBatch, picked: &[usize]) -> InputBatch {
-    let view = InputView::new(batch);
-    let mut b = BatchBuilder::default();
-    for &i in picked {
-        b.push(view.record(i), view.headers(i));
-    }
-    b.finish()
 }
 
 /// The stage's output for the whole of `batch`: the plugin's outputs for the records at
@@ -77,7 +67,8 @@ pub(crate) fn merge(batch: &InputBatch, picked: &[usize], part: Option<OutputBat
 mod tests {
     use super::*;
     use turnpike_config::Predicate;
-    use turnpike_runtime::{ErrorKind, PluginError, RecordRef};
+    use crate::batches::subset;
+    use turnpike_runtime::{BatchBuilder, ErrorKind, PluginError, RecordRef};
 
     fn batch() -> InputBatch {
         let mut b = BatchBuilder::default();
