@@ -3,7 +3,7 @@
 #   ./tests/run.sh
 # It installs what it needs (the wasm32-wasip2 target through rustup; Apache Kafka's jars from
 # Maven Central into .cache/; moto, the S3-compatible test server, and pyarrow from PyPI into
-# .cache/moto-venv; componentize-py from PyPI and componentize-js from npm into
+# .cache/moto-venv; componentize-py from PyPI, componentize-js and esbuild from npm into
 # .cache/toolchains, by the `turnpike plugin build` code itself; the Debian packages postgresql
 # and mariadb-server with apt-get when their servers are missing; schemathesis, the API
 # fuzzer, from PyPI into .cache/fuzz-venv), starts a real single-node
@@ -79,9 +79,21 @@ echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspa
 (cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")
 (cd examples/plugins && cargo test --target "$host_triple")
 
-echo "==> the Python and JavaScript SDKs, natively"
+echo "==> the Python and JavaScript SDKs, natively, and every example's own tests"
 python3 -m unittest discover -s sdk/python/tests
 node --test sdk/js/test/
+for example in examples/plugins/python-*/; do
+  (cd "$example" && python3 -m unittest)
+done
+for example in examples/plugins/js-*/; do
+  (cd "$example" && npm install --no-audit --no-fund --loglevel=error && npm test)
+done
+# The Python SDK is an installable package: pip builds and installs it, and it imports from
+# anywhere (the JavaScript one is installed by each example's `npm install` above).
+sdk_venv="$root/.cache/sdk-venv"
+python3 -m venv "$sdk_venv"
+"$sdk_venv/bin/pip" install --quiet --disable-pip-version-check "$root/sdk/python"
+(cd / && "$sdk_venv/bin/python" -c "import turnpike, turnpike.testing, turnpike.http; print('turnpike-sdk installed:', turnpike.__file__)")
 
 echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
 export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \

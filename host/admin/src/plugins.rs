@@ -237,5 +237,6 @@ pub async fn dry_run(
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_plugin", e.to_string()))?;
     // A dry run resolves secret references: a team's resolves only its own.
     let team = if caller.is_admin() { None } else { caller.team.clone() };
-    Ok(Json(host.dry_run(&reference, &request.config, request.predicate.as_ref(), &request.records, team.as_ref()).await?))
+    // No outgoing HTTP from a dry run through the API: a preview must not reach other systems.
+    Ok(Json(host.dry_run(&reference, &request.config, request.predicate.as_ref(), &request.records, team.as_ref(), turnpike_pipeline::HttpGrant::default()).await?))
 }

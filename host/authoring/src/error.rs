@@ -11,6 +11,12 @@ pub enum AuthoringError {
     /// The language is not one of those supported.
     #[error("unknown language {0:?}: use rust, python or js")]
     UnknownLang(String),
+    /// The plugin kind is not one of the three.
+    #[error("unknown plugin kind {0:?}: use transform, source or sink")]
+    UnknownKind(String),
+    /// The project does not say which plugin it exports, or says it twice.
+    #[error("{0}")]
+    NoExport(String),
     /// The target folder already exists.
     #[error("{0} already exists; choose another name or folder")]
     Exists(PathBuf),

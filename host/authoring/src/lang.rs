@@ -1,4 +1,4 @@
-//! The languages a plugin can be written in.
+//! The languages a plugin can be written in, and the kinds of plugin.
 
 use std::path::Path;
 
@@ -11,7 +11,7 @@ pub enum Lang {
     Rust,
     /// Python, with the `turnpike` package; built by componentize-py.
     Python,
-    /// JavaScript, with `turnpike.js`; built by componentize-js.
+    /// JavaScript, with the `turnpike-sdk` package; bundled by esbuild, built by componentize-js.
     Js,
 }
 
@@ -45,6 +45,47 @@ impl Lang {
             Lang::Rust => "rust",
             Lang::Python => "python",
             Lang::Js => "js",
+        }
+    }
+
+    /// How a generated project runs its own tests, natively.
+    pub fn native_test_command(self) -> &'static str {
+        match self {
+            Lang::Rust => "cargo test",
+            Lang::Python => "python3 -m unittest",
+            Lang::Js => "npm install && npm test",
+        }
+    }
+}
+
+/// What a plugin does: the world it implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A single-message transform (`transform-plugin`).
+    Transform,
+    /// A source (`source-plugin`).
+    Source,
+    /// A sink (`sink-plugin`).
+    Sink,
+}
+
+impl Kind {
+    /// Parses `transform`, `source` or `sink`.
+    pub fn parse(s: &str) -> Result<Self, AuthoringError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "transform" => Ok(Kind::Transform),
+            "source" => Ok(Kind::Source),
+            "sink" => Ok(Kind::Sink),
+            _ => Err(AuthoringError::UnknownKind(s.trim().to_owned())),
+        }
+    }
+
+    /// The name users write, and the first word of the world's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Transform => "transform",
+            Kind::Source => "source",
+            Kind::Sink => "sink",
         }
     }
 }

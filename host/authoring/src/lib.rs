@@ -2,9 +2,11 @@
 //! `turnpike plugin build` (the right toolchain for the language), for Rust, Python and
 //! JavaScript.
 //!
-//! The WIT contract and the Python and JavaScript SDKs are compiled into this crate, so the
-//! `turnpike` binary can set up and build a plugin anywhere; each build writes them into the
-//! project's `.turnpike/` folder (generated, not for editing). Toolchains for Python
+//! The WIT contract, the three SDKs and the example plugins (which are the templates) are
+//! compiled into this crate (`build.rs`), so the `turnpike` binary can set up and build a
+//! plugin anywhere: a new project gets its SDK copied in, and each Python or JavaScript build
+//! writes the contract and the SDK into the project's `.turnpike/` folder (generated, not for
+//! editing), so a plugin always builds against the contract of the host that built it. Toolchains for Python
 //! (componentize-py) and JavaScript (componentize-js) are installed on first use, pinned, into
 //! a cache shared by every project (see [`toolchain`]).
 
@@ -17,5 +19,5 @@ pub mod toolchain;
 
 pub use build::{build, Built};
 pub use error::AuthoringError;
-pub use lang::Lang;
+pub use lang::{Kind, Lang};
 pub use templates::new_plugin;

@@ -13,6 +13,9 @@ use crate::AuthoringError;
 pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 /// componentize-js, which builds JavaScript components.
 pub const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
+/// esbuild, which bundles a JavaScript plugin and its npm dependencies into the one module
+/// componentize-js takes (it resolves no package names).
+pub const ESBUILD: &str = "esbuild@0.28.2";
 
 /// Where the toolchains live.
 pub fn dir() -> PathBuf {
@@ -39,16 +42,32 @@ pub fn componentize_py() -> Result<PathBuf, AuthoringError> {
     Ok(exe)
 }
 
-/// The `componentize-js` executable, installing it (with npm) if missing.
+/// The `componentize-js` executable, installing the JavaScript tools if missing.
 pub fn componentize_js() -> Result<PathBuf, AuthoringError> {
+    js_tool("componentize-js")
+}
+
+/// The `esbuild` executable, installing the JavaScript tools if missing.
+pub fn esbuild() -> Result<PathBuf, AuthoringError> {
+    js_tool("esbuild")
+}
+
+/// componentize-js's runtime dependency, named so that npm keeps it: a later `npm install`
+/// into the prefix otherwise prunes it (seen: esbuild added after componentize-js).
+const PREVIEW2_SHIM: &str = "@bytecodealliance/preview2-shim@0.25.0";
+
+/// An executable of the JavaScript tools in the shared `node` prefix. All of them are
+/// installed by one `npm install`, so that none prunes another.
+fn js_tool(exe_name: &str) -> Result<PathBuf, AuthoringError> {
     let prefix = dir().join("node");
-    let exe = bin(&prefix, "componentize-js");
-    if !exe.is_file() {
-        tracing::info!(at = %prefix.display(), "installing {COMPONENTIZE_JS} (first JavaScript build only)");
+    let exe = bin(&prefix, exe_name);
+    if !["componentize-js", "esbuild"].iter().all(|e| bin(&prefix, e).is_file()) {
+        let packages = [COMPONENTIZE_JS, ESBUILD, PREVIEW2_SHIM];
+        tracing::info!(at = %prefix.display(), "installing {} (first JavaScript build only)", packages.join(", "));
         std::fs::create_dir_all(&prefix).map_err(crate::error::io(&prefix))?;
         let mut npm = Command::new("npm");
-        npm.arg("install").arg("--prefix").arg(&prefix).args(["--no-audit", "--no-fund", "--loglevel=error", COMPONENTIZE_JS]);
-        run(&mut npm, &format!("npm install {COMPONENTIZE_JS}"))?;
+        npm.arg("install").arg("--prefix").arg(&prefix).args(["--no-audit", "--no-fund", "--loglevel=error"]).args(packages);
+        run(&mut npm, &format!("npm install {}", packages.join(" ")))?;
     }
     Ok(exe)
 }
@@ -58,7 +77,7 @@ pub fn is_installed(lang: crate::Lang) -> bool {
     match lang {
         crate::Lang::Rust => true,
         crate::Lang::Python => dir().join("python").join("bin").join("componentize-py").is_file(),
-        crate::Lang::Js => bin(&dir().join("node"), "componentize-js").is_file(),
+        crate::Lang::Js => ["componentize-js", "esbuild"].iter().all(|exe| bin(&dir().join("node"), exe).is_file()),
     }
 }
 

@@ -22,11 +22,15 @@ pub struct ApiArgs {
 
 #[derive(Subcommand)]
 pub enum PluginCmd {
-    /// Create a plugin project that builds and tests as generated (a transform).
+    /// Create a plugin project that builds and tests as generated, on any machine: the SDK is
+    /// copied into it (`vendor/`, or `turnpike/` for Python).
     New {
         /// `rust`, `python` or `js`.
         #[arg(long)]
         lang: String,
+        /// `transform`, `source` or `sink`.
+        #[arg(long, default_value = "transform")]
+        kind: String,
         /// Plugin name (a-z, 0-9, '-'); also the folder created.
         name: String,
         /// Where to create the folder.
@@ -153,7 +157,7 @@ const CONNECTOR_COLUMNS: &[(&str, &str)] = &[
 pub fn plugin(cmd: PluginCmd, args: &ApiArgs) -> Result<()> {
     let api = Api::new(&args.api);
     match cmd {
-        PluginCmd::New { lang, name, dir } => crate::author_cmds::new(&lang, &name, &dir)?,
+        PluginCmd::New { lang, kind, name, dir } => crate::author_cmds::new(&lang, &kind, &name, &dir)?,
         PluginCmd::Build { dir } => crate::author_cmds::build(&dir)?,
         PluginCmd::Test { file, input, config, max, allow_http } => {
             crate::author_cmds::test(crate::author_cmds::TestArgs { file, input, config, max, allow_http, output: args.output })?

@@ -6,18 +6,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
-use turnpike_authoring::Lang;
+use turnpike_authoring::{Kind, Lang};
 use turnpike_config::PluginName;
 use turnpike_pipeline::{Host, SampleRecord, SandboxConfig};
 use turnpike_runtime::{input_len, input_record, BatchBuilder, InstanceLabels, InstanceLimits, PluginKind, RecordRef, Runtime, SinkInstance, SourceInstance};
 
 use crate::output::{self, escape, Format};
 
-/// `turnpike plugin new --lang L NAME`.
-pub fn new(lang: &str, name: &str, parent: &Path) -> Result<()> {
+/// `turnpike plugin new --lang L [--kind K] NAME`.
+pub fn new(lang: &str, kind: &str, name: &str, parent: &Path) -> Result<()> {
     let lang = Lang::parse(lang)?;
-    let dir = turnpike_authoring::new_plugin(lang, name, parent)?;
-    println!("created {} ({} transform). Next:\n  cd {}\n  turnpike plugin build\n  turnpike plugin test {name}.wasm --input records.jsonl", dir.display(), lang.as_str(), dir.display());
+    let kind = Kind::parse(kind)?;
+    let dir = turnpike_authoring::new_plugin(lang, kind, name, parent)?;
+    println!("created {} ({} {}). Next: see its README.md\n  cd {}\n  {}\n  turnpike plugin build", dir.display(), lang.as_str(), kind.as_str(), dir.display(), lang.native_test_command());
     Ok(())
 }
 
@@ -88,14 +89,14 @@ async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max
             let name = PluginName::parse("local".to_owned())?;
             let info = host.load_plugin(name, "test".into(), bytes).await?;
             let reference = turnpike_config::PluginRef { name: info.name.clone(), version: Some(info.version.clone()) };
-            let result = host.dry_run(&reference, &config, None, &records, None).await?;
+            let result = host.dry_run(&reference, &config, None, &records, None, limits.http.clone()).await?;
             Ok(json!({ "kind": "transform", "outputs": result.outputs, "errors": result.errors }))
         }
         PluginKind::Source => {
             let mut source = SourceInstance::create(&plugin, &config_text, None, "(output topic)", labels, limits).await?;
             let polled = source.poll(max).await?;
             let outputs: Vec<Value> = (0..input_len(&polled.batch)).map(|i| record_json(&polled.batch, i)).collect();
-            let errors: Vec<Value> = polled.errors.iter().map(|e| json!({ "input": e.input, "kind": format!("{:?}", e.error.kind), "message": e.error.message })).collect();
+            let errors: Vec<Value> = polled.errors.iter().map(|e| json!({ "input": e.input, "kind": e.error.kind.as_str(), "message": e.error.message })).collect();
             let position = polled.position.map(|p| String::from_utf8_lossy(&p).into_owned());
             Ok(json!({ "kind": "source", "outputs": outputs, "errors": errors, "position": position }))
         }
@@ -108,7 +109,7 @@ async fn run_test(bytes: Vec<u8>, config: Value, records: Vec<SampleRecord>, max
             }
             let rejected = sink.write(&builder.finish()).await?;
             sink.flush().await?;
-            let errors: Vec<Value> = rejected.iter().map(|e| json!({ "input": e.input, "kind": format!("{:?}", e.error.kind), "message": e.error.message })).collect();
+            let errors: Vec<Value> = rejected.iter().map(|e| json!({ "input": e.input, "kind": e.error.kind.as_str(), "message": e.error.message })).collect();
             Ok(json!({ "kind": "sink", "written": records.len() - rejected.len(), "errors": errors }))
         }
     }

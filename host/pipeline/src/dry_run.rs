@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use turnpike_runtime::{BatchBuilder, CallError, CreateError, ErrorKind, InstanceLabels, InstanceLimits, OutputView, RecordRef, Scrub, TransformInstance};
+use turnpike_runtime::{BatchBuilder, CallError, CreateError, HttpGrant, InstanceLabels, InstanceLimits, OutputView, RecordRef, Scrub, TransformInstance};
 
 use turnpike_config::RecordSelector;
 
@@ -80,14 +80,6 @@ pub enum DryRunError {
     Call(#[from] CallError),
 }
 
-fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::InvalidRecord => "invalid_record",
-        ErrorKind::Retriable => "retriable",
-        ErrorKind::Fatal => "fatal",
-    }
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -103,12 +95,13 @@ pub(crate) async fn dry_run(
     selector: Option<&RecordSelector>,
     scrub: &Scrub,
     samples: &[SampleRecord],
+    http: HttpGrant,
 ) -> Result<DryRunResult, DryRunError> {
     if samples.len() > MAX_SAMPLE_RECORDS {
         return Err(DryRunError::TooMany(samples.len()));
     }
     let labels = InstanceLabels { connector: "(dry run)".into(), plugin: plugin.label() };
-    let limits = InstanceLimits { scrub: scrub.clone(), ..InstanceLimits::default() };
+    let limits = InstanceLimits { scrub: scrub.clone(), http, ..InstanceLimits::default() };
     let mut instance = TransformInstance::create(&plugin.plugin, &config.to_string(), labels, limits).await?;
     let mut batch = BatchBuilder::default();
     for (i, s) in samples.iter().enumerate() {
@@ -145,6 +138,6 @@ pub(crate) async fn dry_run(
             topic: p.topic.map(|t| scrub.clean_string(t.to_owned())),
         })
         .collect();
-    let errors = out.errors.iter().map(|e| SampleError { input: e.input, kind: kind_name(e.error.kind), message: scrub.clean_string(e.error.message.clone()) }).collect();
+    let errors = out.errors.iter().map(|e| SampleError { input: e.input, kind: e.error.kind.as_str(), message: scrub.clean_string(e.error.message.clone()) }).collect();
     Ok(DryRunResult { plugin: plugin.label(), outputs, errors })
 }

@@ -32,7 +32,7 @@ pub use host::{Applied, Host, HostError, SecretEntry, SAMPLE_VALUE_CAP};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use status::{ConnectorStatus, DatabaseStatus, FailingRecord, FaultInfo, StorageStatus};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
-pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, Runtime};
+pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, HttpGrant, Runtime};
 /// Re-exported: offsets as the API reports and resets them.
 pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo, SampledRecord, TopicInfo, DEFAULT_POSITIONS_TOPIC};
 /// Re-exported: the operator limits a [`Host`] is built with.

@@ -46,3 +46,14 @@ pub mod sink {
 
 pub use transform::turnpike::plugin::types;
 pub use source::exports::turnpike::plugin::source::SourceBatch;
+
+impl types::ErrorKind {
+    /// The kind's one spelling outside WIT and Rust: in the API, the CLI, the SDKs and the docs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            types::ErrorKind::InvalidRecord => "invalid_record",
+            types::ErrorKind::Retriable => "retriable",
+            types::ErrorKind::Fatal => "fatal",
+        }
+    }
+}

@@ -1,31 +1,51 @@
-"""Write Turnpike transforms in Python.
+"""Write Turnpike plugins in Python: transforms, sources and sinks.
 
-A plugin is a class with ``create(config)``, called once with the connector's plugin
-configuration (a dict), and ``process(record)``, called for each record::
+A plugin is a class deriving from ``Transform``, ``Source`` or ``Sink``, named with
+``export`` at the end of ``plugin.py``::
 
-    from turnpike import Transform
+    from turnpike import Transform, export
 
     class Upper(Transform):
         def create(self, config):
             self.field = config.get("field", "name")
 
-        def process(self, record):
+        def transform(self, record):
             data = record.json()
             data[self.field] = str(data.get(self.field, "")).upper()
             return record.with_value(data)
 
-``process`` returns ``None`` to drop the record, one record, or a list of records. Raise
-``RecordError`` to fail one record (the connector's error policy decides what happens to it:
-dead-letter, skip or stop); any other exception does the same with its text as the message.
-Raise ``ConfigError`` from ``create`` to refuse a configuration, naming the key.
+    export(Upper)
 
-``turnpike plugin build`` turns the module into a WebAssembly component with componentize-py;
-``turnpike.testing`` runs the same class natively, and ``turnpike plugin test`` runs the built
-component through the real host runtime.
+Raise ``RecordError`` (``.invalid``, ``.retriable``, ``.fatal``) to report a failure on
+purpose, ``ConfigError`` from ``create`` to refuse a configuration. Any other exception is a
+plugin fault, like a Rust panic: the component traps and the host discards the instance.
+
+``turnpike.http`` sends HTTP requests (granted per connector), ``turnpike.testing`` runs the
+class natively, ``turnpike plugin build`` makes a WebAssembly component of it with
+componentize-py, and ``turnpike plugin test`` runs that through the real host runtime.
 """
 
-from ._errors import ConfigError, RecordError
+from ._errors import FATAL, INVALID_RECORD, RETRIABLE, ConfigError, RecordError
+from ._plugin import Sink, Source, Transform, export, exported
 from ._record import Record
-from ._transform import Transform, registered
+from ._source import Polled, emit, emit_unpositioned, fail
 
-__all__ = ["ConfigError", "Record", "RecordError", "Transform", "registered"]
+__version__ = "0.1.3"
+
+__all__ = [
+    "FATAL",
+    "INVALID_RECORD",
+    "RETRIABLE",
+    "ConfigError",
+    "Polled",
+    "Record",
+    "RecordError",
+    "Sink",
+    "Source",
+    "Transform",
+    "emit",
+    "emit_unpositioned",
+    "exported",
+    "export",
+    "fail",
+]

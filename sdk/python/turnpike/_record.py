@@ -1,4 +1,4 @@
-"""Records: what ``process`` receives, and what it returns."""
+"""Records: what a transform or sink receives, and what a transform or source makes."""
 
 import json as _json
 
@@ -23,6 +23,10 @@ class Record:
     ``(name, bytes)`` pairs), ``timestamp`` (ms since the epoch, or None), ``topic``,
     ``partition`` and ``offset`` (where it was read; an output's ``topic`` is where it goes,
     None meaning the connector's output topic).
+
+    ``Record(value, key=..., headers=..., timestamp=..., topic=...)`` makes a new one (a
+    transform's extra output, a source's record): ``value`` and ``key`` may be bytes, text or
+    a JSON-able value, ``headers`` a list of pairs or a dict.
     """
 
     __slots__ = ("key", "value", "headers", "timestamp", "topic", "partition", "offset")
@@ -30,7 +34,8 @@ class Record:
     def __init__(self, value=None, key=None, headers=None, timestamp=None, topic=None, partition=-1, offset=-1):
         self.key = _bytes(key)
         self.value = _bytes(value)
-        self.headers = [(k, _bytes(v)) for k, v in (headers or [])]
+        pairs = headers.items() if isinstance(headers, dict) else (headers or [])
+        self.headers = [(k, _bytes(v)) for k, v in pairs]
         self.timestamp = timestamp
         self.topic = topic
         self.partition = partition
@@ -64,6 +69,13 @@ class Record:
         Its topic is left to the connector."""
         return Record(value, self.key, list(self.headers), self.timestamp)
 
+    def __eq__(self, other):
+        if not isinstance(other, Record):
+            return NotImplemented
+        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    __hash__ = None
+
     def __repr__(self):
-        return f"Record(key={self.key!r}, value={self.value!r}, headers={self.headers!r})"
+        return f"Record(key={self.key!r}, value={self.value!r}, headers={self.headers!r}, topic={self.topic!r})"
 

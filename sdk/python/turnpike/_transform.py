@@ -1,35 +1,20 @@
-"""The Transform base class and the per-batch loop, independent of WebAssembly."""
+"""The per-batch path of a transform, independent of WebAssembly: the component and
+``turnpike.testing`` both run it, so a native test sees what the host would."""
 
-from ._errors import INVALID, ConfigError, RecordError
+from ._errors import ConfigError, RecordError
+from ._layout import OutputWriter
 from ._record import Record
 
-_registered = []
 
-
-class Transform:
-    """Subclass it, and implement ``process`` (and ``create`` if the plugin has settings)."""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _registered.append(cls)
-
-    def create(self, config):
-        """Called once with the plugin configuration (a dict). Raise ConfigError to refuse it."""
-
-    def process(self, record):
-        """Return None (drop), a Record, or a list of Records; raise RecordError to fail it."""
-        raise NotImplementedError("implement process(record)")
-
-
-def registered():
-    """The plugin class: the last Transform subclass defined."""
-    if not _registered:
-        raise ConfigError("the plugin module defines no subclass of turnpike.Transform")
-    return _registered[-1]
+def fatal_from(e):
+    """A ConfigError escaping a per-batch method: the configuration turned out unusable, so
+    the plugin cannot go on (a fatal error, as in wit/types.wit)."""
+    return RecordError.fatal(str(e))
 
 
 def outputs_of(result):
-    """What ``process`` returned, as a list of records."""
+    """What ``transform`` returned, as a list of records. Anything else is a bug in the plugin
+    (a TypeError, so a fault), not a bad record."""
     if result is None:
         return []
     if isinstance(result, Record):
@@ -37,23 +22,29 @@ def outputs_of(result):
     if isinstance(result, (list, tuple)):
         for r in result:
             if not isinstance(r, Record):
-                raise RecordError(f"process returned a list holding {type(r).__name__}, not Record")
+                raise TypeError(f"transform returned a list holding {type(r).__name__}, not Record")
         return list(result)
-    raise RecordError(f"process returned {type(result).__name__}; return None, a Record or a list of Records")
+    raise TypeError(f"transform returned {type(result).__name__}; return None, a Record or a list of Records")
 
 
-def run(plugin, records):
-    """Runs ``process`` over records. Returns ``(outputs, errors)``: outputs as
-    ``(input_index, Record)`` pairs, errors as ``(input_index, kind, message)``."""
-    outputs, errors = [], []
+def run_batch(plugin, records):
+    """Runs ``transform`` over ``records``. Returns ``(writer, errors)``: the outputs laid out
+    in an ``OutputWriter``, the failed inputs as ``(index, RecordError)``.
+
+    A RecordError fails its record only. A ConfigError fails the batch (raised as a fatal
+    RecordError). Any other exception propagates: it is a fault, and the component traps.
+    """
+    writer = OutputWriter()
+    errors = []
     for i, record in enumerate(records):
+        read_from = record.topic
         try:
-            produced = outputs_of(plugin.process(record))
+            produced = outputs_of(plugin.transform(record))
         except RecordError as e:
-            errors.append((i, e.kind, e.message))
+            errors.append((i, e))
             continue
-        except Exception as e:  # a bug in one record's handling fails that record, not the batch
-            errors.append((i, INVALID, f"{type(e).__name__}: {e}"))
-            continue
-        outputs.extend((i, out) for out in produced)
-    return outputs, errors
+        except ConfigError as e:
+            raise fatal_from(e) from e
+        for out in produced:
+            writer.push(i, out, forwarded=out is record and out.topic == read_from)
+    return writer, errors

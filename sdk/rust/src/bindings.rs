@@ -22,10 +22,10 @@ pub mod source {
         export_macro_name: "export_source_world",
         default_bindings_module: "::turnpike_sdk::bindings::source",
         with: {
-            "turnpike:plugin/types@0.1.2": crate::bindings::turnpike::plugin::types,
-            "turnpike:plugin/log@0.1.2": crate::bindings::turnpike::plugin::log,
+            "turnpike:plugin/types@0.1.3": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.3": crate::bindings::turnpike::plugin::log,
             // Only sources import it (`crate::sql`), so it is generated here.
-            "turnpike:plugin/sql@0.1.2": generate,
+            "turnpike:plugin/sql@0.1.3": generate,
         },
     });
 }
@@ -39,11 +39,11 @@ pub mod sink {
         export_macro_name: "export_sink_world",
         default_bindings_module: "::turnpike_sdk::bindings::sink",
         with: {
-            "turnpike:plugin/types@0.1.2": crate::bindings::turnpike::plugin::types,
-            "turnpike:plugin/log@0.1.2": crate::bindings::turnpike::plugin::log,
+            "turnpike:plugin/types@0.1.3": crate::bindings::turnpike::plugin::types,
+            "turnpike:plugin/log@0.1.3": crate::bindings::turnpike::plugin::log,
             // Only sinks import these (`crate::storage`), so they are generated here.
-            "turnpike:plugin/object-store@0.1.2": generate,
-            "turnpike:plugin/sink-progress@0.1.2": generate,
+            "turnpike:plugin/object-store@0.1.3": generate,
+            "turnpike:plugin/sink-progress@0.1.3": generate,
         },
     });
 }

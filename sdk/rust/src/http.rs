@@ -165,11 +165,20 @@ mod transport {
         // Sent first, so the host reads the body while it is written (no deadlock on bodies
         // larger than its buffer).
         let pending = outgoing_handler::handle(outgoing, Some(options)).map_err(code_error)?;
-        {
+        let written = (|| {
             let stream = body.write().map_err(|()| error("request body stream unavailable"))?;
             for chunk in request.body.chunks(4096) {
                 stream.blocking_write_and_flush(chunk).map_err(|e| error(format!("writing the request body: {e:?}")))?;
             }
+            Ok(())
+        })();
+        if let Err(write_failed) = written {
+            // A refused request closes the body stream; why it was refused is in the response.
+            pending.subscribe().block();
+            return Err(match pending.get() {
+                Some(Ok(Err(code))) => code_error(code),
+                _ => write_failed,
+            });
         }
         OutgoingBody::finish(body, None).map_err(code_error)?;
         pending.subscribe().block();

@@ -54,6 +54,7 @@
 
 mod config;
 mod error;
+mod function;
 #[cfg(test)]
 mod golden;
 pub mod http;
@@ -73,6 +74,7 @@ pub mod bindings;
 
 pub use config::{parse_config, NoConfig};
 pub use error::{ConfigError, ErrorKind, RecordError};
+pub use function::{IntoOutputs, Unchanged};
 pub use output::{NewRecord, Output, Outputs};
 pub use record::{Batch, Record};
 pub use turnpike_batch_layout::is_valid_topic_name;
@@ -91,10 +93,12 @@ pub mod __private {
 /// Everything a plugin usually needs.
 pub mod prelude {
     pub use crate::{
-        export_sink, export_source, export_transform, http, log, Batch, ConfigError, ErrorKind, NewRecord, NoConfig, Output, Polled, Record,
-        RecordError, Sink, Source, TestRecord, Transform,
+        export_sink, export_source, export_transform, http, log, transform_fn, Batch, ConfigError, ErrorKind, NewRecord, NoConfig, Output, Polled,
+        Record, RecordError, Sink, Source, TestRecord, Transform, Unchanged,
     };
     pub use serde::Deserialize;
+    /// JSON values, for plugins that read and write JSON records.
+    pub use serde_json::Value as Json;
 }
 
 /// Exports a [`Transform`] implementation as the plugin's transform.

@@ -237,6 +237,7 @@ impl Host {
         predicate: Option<&Predicate>,
         samples: &[SampleRecord],
         team: Option<&TeamName>,
+        http: turnpike_runtime::HttpGrant,
     ) -> Result<DryRunResult, HostError> {
         let selector = predicate.map(|p| p.compile("predicate")).transpose().map_err(HostError::Invalid)?;
         let info = self.registry().resolve_for(plugin, team)?;
@@ -244,7 +245,7 @@ impl Host {
         let resolved = turnpike_config::resolve_at(config, "config", &secrets).map_err(HostError::Invalid)?;
         let _checking = permit(&self.checks, "dry runs and validations are running", "sandbox.max_concurrent_checks")?;
         let scrub = turnpike_runtime::Scrub::new(resolved.secret_values);
-        Ok(crate::dry_run::dry_run(&info, &resolved.value, selector.as_ref(), &scrub, samples).await?)
+        Ok(crate::dry_run::dry_run(&info, &resolved.value, selector.as_ref(), &scrub, samples, http).await?)
     }
 }
 
