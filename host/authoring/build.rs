@@ -30,11 +30,11 @@ const SKIPPED: &[&str] = &["target", "node_modules", ".turnpike", "__pycache__",
 const SDK_ONLY_SKIPPED: &[&str] = &["tests", "test", "build"];
 
 fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo")).join("../..");
     let mut out = String::new();
     for (table, dir) in TREES {
         let base = root.join(dir);
-        println!("cargo:rerun-if-changed={}", base.display());
         let mut files = Vec::new();
         walk(&base, &base, table.starts_with("SDK_"), &mut files);
         files.sort();
@@ -60,9 +60,13 @@ fn walk(base: &Path, dir: &Path, sdk: bool, files: &mut Vec<(String, PathBuf)>) 
             continue;
         }
         if meta.is_dir() {
-            println!("cargo:rerun-if-changed={}", path.display());
             walk(base, &path, sdk, files);
         } else if std::fs::read_to_string(&path).is_ok() {
+            // Each embedded file, not its folder: cargo scans a folder recursively, and builds and
+            // tests write into these (node_modules, .turnpike, *.wasm), which would rebuild the
+            // CLI for nothing. A file added to one of these folders is picked up once this script
+            // runs again (any change to an embedded file or to this script).
+            println!("cargo:rerun-if-changed={}", path.display());
             let rel = path.strip_prefix(base).expect("under base").to_string_lossy().replace('\\', "/");
             files.push((rel, path.canonicalize().expect("exists")));
         }

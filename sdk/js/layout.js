@@ -28,8 +28,10 @@ class Writer {
     this.headers = [];
   }
 
-  /** The span of `bytes` once appended; null is `(0, ABSENT)`. */
-  append(bytes) {
+  /** The span of `value` once appended (bytes, text or a JSON-able value, as a Record takes
+   * them: a plugin may have assigned `record.value` directly); null is `(0, ABSENT)`. */
+  append(value) {
+    const bytes = toBytes(value);
     if (bytes === null || bytes === undefined) return [0, ABSENT];
     this.chunks.push(bytes);
     this.size += bytes.length;

@@ -96,6 +96,10 @@ fn native_tests(lang: &str, project: &Path) -> Result<()> {
     };
     for command in commands {
         let mut cmd = if command[0] == "cargo" { turnpike_wasm_build::cargo() } else { Command::new(command[0]) };
+        if command[0] == "cargo" {
+            // The generated Rust projects of one test share their dependencies' builds.
+            cmd.env("CARGO_TARGET_DIR", project.parent().unwrap_or(project).join("rust-target"));
+        }
         run(cmd.args(&command[1..]).current_dir(project), &format!("{lang}: {}", command.join(" ")))?;
     }
     Ok(())
@@ -107,14 +111,22 @@ fn generated_projects_of_every_language_build_and_test_away_from_the_checkout() 
     let dir = std::env::temp_dir().join(unique("turnpike-new-kinds"));
     std::fs::create_dir_all(&dir)?;
     let hooks = TestServer::start(|_| json(200, "ok"))?;
+    // Every language and kind is generated and passes its own tests; one of each language and
+    // of each kind is also built and run through the runtime.
+    for lang in ["rust", "python", "js"] {
+        for kind in ["transform", "source", "sink"] {
+            let name = format!("my-{lang}-{kind}");
+            run(turnpike(&["plugin", "new", "--lang", lang, "--kind", kind, &name, "--dir"]).arg(&dir), "turnpike plugin new")?;
+            let project = dir.join(&name);
+            for file in ["README.md", "connector.yaml", ".gitignore"] {
+                ensure!(project.join(file).is_file(), "{name} has no {file}");
+            }
+            native_tests(lang, &project)?;
+        }
+    }
     for (lang, kind) in [("rust", "transform"), ("python", "source"), ("js", "sink")] {
         let name = format!("my-{lang}-{kind}");
-        run(turnpike(&["plugin", "new", "--lang", lang, "--kind", kind, &name, "--dir"]).arg(&dir), "turnpike plugin new")?;
         let project = dir.join(&name);
-        for file in ["README.md", "connector.yaml", ".gitignore"] {
-            ensure!(project.join(file).is_file(), "{name} has no {file}");
-        }
-        native_tests(lang, &project)?;
         let wasm = build(&project)?;
         match kind {
             "transform" => assert_redacted(&local_test(&wasm, &project.join("records.jsonl"))?),
@@ -137,7 +149,7 @@ fn generated_projects_of_every_language_build_and_test_away_from_the_checkout() 
             }
         }
     }
-    // The Rust project's own target/ holds ~400 MB: do not leave it behind.
+    // The Rust projects' target/ holds ~400 MB: do not leave it behind.
     std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

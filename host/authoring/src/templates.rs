@@ -109,6 +109,13 @@ mod tests {
                     assert!(!(code && text.contains(".turnpike")), "{name}/{file} uses the generated folder:\n{text}");
                 }
                 assert!(dir.join(".gitignore").is_file());
+                let vendored = match lang {
+                    Lang::Rust => dir.join("vendor/sdk/rust/Cargo.toml"),
+                    Lang::Python => dir.join("turnpike/__init__.py"),
+                    Lang::Js => dir.join("vendor/turnpike-sdk/package.json"),
+                };
+                assert!(vendored.is_file(), "{name}: the SDK is copied in ({})", vendored.display());
+                assert!(!std::fs::read_to_string(&vendored).unwrap().contains("../../../"), "{name}: the vendored SDK points into the checkout");
             }
         }
         std::fs::remove_dir_all(&parent).unwrap();

@@ -2,6 +2,7 @@
 //! Python and JavaScript (`examples/plugins/*-redact`), built with each language's real
 //! toolchain, then measured through the host's runtime in this run on this machine:
 //! component size, compile time, instantiate + `create` time, and nanoseconds per record.
+//! Then the same source and the same sink in each language (`kinds.rs`): records per second.
 //!
 //! Run with `cargo bench -p turnpike-bench --bench languages` (the first run installs
 //! componentize-py and componentize-js; see `turnpike_authoring::toolchain`). Prints a table
@@ -10,6 +11,9 @@
 use std::time::{Duration, Instant};
 
 use turnpike_bench::{customer, host_batch};
+
+#[path = "languages/kinds.rs"]
+mod kinds;
 use turnpike_runtime::{InstanceLabels, InstanceLimits, Plugin, Runtime, TransformInstance};
 
 /// Records per batch, as a connector batches by default-ish.
@@ -49,6 +53,17 @@ fn main() -> anyhow::Result<()> {
         let per_record = rt.block_on(per_record_ns(&plugin, &batch))?;
         rows.push(Row { lang, size: bytes.len() as u64, compile, instantiate, per_record });
     }
+    let endpoint = rt.block_on(kinds::endpoint())?;
+    let mut kinds_rows = Vec::new();
+    for lang in ["rust", "python", "js"] {
+        let runtime = Runtime::new()?;
+        let source = runtime.load(&std::fs::read(turnpike_authoring::build(&examples.join(format!("{lang}-sequence-source")))?.component)?)?;
+        let sink = runtime.load(&std::fs::read(turnpike_authoring::build(&examples.join(format!("{lang}-webhook-sink")))?.component)?)?;
+        let (polled, source_replaced) = rt.block_on(kinds::source_ns(&source))?;
+        let (written, sink_replaced) = rt.block_on(kinds::sink_ns(&sink, &batch, endpoint))?;
+        eprintln!("{lang}: source {polled:.0} ns/record, sink {written:.0} ns/record");
+        kinds_rows.push((lang, polled, written, source_replaced, sink_replaced));
+    }
 
     let rust = &rows[0];
     println!("\nThe same transform in three languages (redact one JSON field; ~420-byte records, batches of {BATCH}, best of {ROUNDS} rounds)");
@@ -65,6 +80,22 @@ fn main() -> anyhow::Result<()> {
             r.per_record / rust.per_record
         );
     }
+    let (_, rust_source, rust_sink, _, _) = kinds_rows[0];
+    println!("\nThe same source and the same sink in three languages (sequence source: polls of {} records; webhook sink: batches of {BATCH} ~420-byte records, one POST to a local endpoint per 4 batches; best of 5 rounds)", kinds::BATCH);
+    println!("{:<8} {:>14} {:>8} {:>9} {:>14} {:>8} {:>9}", "language", "source rec/s", "vs Rust", "replaced", "sink rec/s", "vs Rust", "replaced");
+    for (lang, polled, written, source_replaced, sink_replaced) in &kinds_rows {
+        println!(
+            "{:<8} {:>14.0} {:>7.1}x {:>9} {:>14.0} {:>7.1}x {:>9}",
+            lang,
+            1e9 / polled,
+            polled / rust_source,
+            source_replaced,
+            1e9 / written,
+            written / rust_sink,
+            sink_replaced
+        );
+    }
+    println!("(replaced: instances that hit their 64 MiB memory cap and were replaced by a fresh one, in {} calls)", 5 * 40);
     Ok(())
 }
 

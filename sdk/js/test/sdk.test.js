@@ -112,3 +112,14 @@ test("RecordError is recognised across two copies of the SDK", async () => {
   class Mine extends RecordError {}
   assert.ok(!(new RecordError("x") instanceof Mine));
 });
+
+test("a value assigned as text or JSON is written as its bytes, not garbage", () => {
+  class Assigning extends Transform {
+    transform(record) {
+      record.value = record.key[0] === 0x74 ? '{"a":1}' : { b: 2 };
+      return record;
+    }
+  }
+  const { outputs } = run(create(Assigning), [{ key: "t", value: "x" }, { key: "j", value: "y" }]);
+  assert.deepEqual(outputs.map(([, r]) => text(r.value)), ['{"a":1}', '{"b":2}']);
+});

@@ -1,5 +1,6 @@
 """Transforms, errors and records, natively: python3 -m unittest discover -s sdk/python/tests"""
 
+import copy
 import os
 import sys
 import unittest
@@ -43,15 +44,21 @@ class TransformTest(unittest.TestCase):
         self.assertIn("not JSON", errors[0][1].message)
         self.assertEqual(errors[1][1], RecordError.retriable("busy"))
 
-    def test_the_input_returned_goes_to_the_output_topic_unless_rerouted(self):
+    def test_an_input_sent_on_goes_to_the_output_topic_unless_rerouted(self):
         class Passing(Transform):
+            earlier = None
+
             def transform(self, record):
                 if record.key == b"route":
                     record.topic = "elsewhere"
+                if record.key == b"copy":
+                    return [copy.copy(record), self.earlier]
+                self.earlier = self.earlier or record
                 return record
 
-        outputs, _ = run(create(Passing), [Record("a", key="keep", topic="orders"), Record("b", key="route", topic="orders")])
-        self.assertEqual([(r.key, r.topic) for _, r in outputs], [(b"keep", None), (b"route", "elsewhere")])
+        records = [Record("a", key="keep", topic="orders"), Record("b", key="route", topic="orders"), Record("c", key="copy", topic="orders")]
+        outputs, _ = run(create(Passing), records)
+        self.assertEqual([(r.key, r.topic) for _, r in outputs], [(b"keep", None), (b"route", "elsewhere"), (b"copy", None), (b"keep", None)])
 
     def test_an_uncaught_exception_is_a_fault_not_a_bad_record(self):
         with self.assertRaises(KeyError):

@@ -50,8 +50,10 @@ def decode(data, topics, records, positions, headers):
     out = []
     for i in range(len(records) // INPUT_STRIDE):
         ko, kl, vo, vl, first, count, topic, partition = records[i * INPUT_STRIDE:(i + 1) * INPUT_STRIDE]
-        out.append(Record(span(vo, vl), span(ko, kl), header_list(first, count), _timestamp(positions[i * 2 + 1]),
-                          topics[topic], _s32(partition), positions[i * 2]))
+        record = Record(span(vo, vl), span(ko, kl), header_list(first, count), _timestamp(positions[i * 2 + 1]),
+                        topics[topic], _s32(partition), positions[i * 2])
+        record._read_from = record.topic
+        out.append(record)
     return out
 
 
@@ -141,8 +143,8 @@ class OutputWriter(_Writer):
         self.timestamps = []
 
     def push(self, input_index, record, forwarded=False):
-        """``forwarded``: the input record itself, returned with the topic it was read from,
-        goes to the connector's output topic (as Rust's ``forward``), not back to its input."""
+        """``forwarded``: an input record sent on with the topic it was read from goes to the
+        connector's output topic (as Rust's ``forward``), not back to its input."""
         ko, kl = self._append(record.key)
         vo, vl = self._append(record.value)
         first, count = self._push_headers(record.headers)

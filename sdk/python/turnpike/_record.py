@@ -29,7 +29,10 @@ class Record:
     a JSON-able value, ``headers`` a list of pairs or a dict.
     """
 
-    __slots__ = ("key", "value", "headers", "timestamp", "topic", "partition", "offset")
+    _FIELDS = ("key", "value", "headers", "timestamp", "topic", "partition", "offset")
+    # `_read_from`: the topic an input record was read from (None for a record made by the
+    # plugin), so that an input sent on with that topic goes to the connector's output topic.
+    __slots__ = _FIELDS + ("_read_from",)
 
     def __init__(self, value=None, key=None, headers=None, timestamp=None, topic=None, partition=-1, offset=-1):
         self.key = _bytes(key)
@@ -40,6 +43,7 @@ class Record:
         self.topic = topic
         self.partition = partition
         self.offset = offset
+        self._read_from = None
 
     def text(self):
         """The value as UTF-8 text (RecordError if it is not)."""
@@ -72,7 +76,7 @@ class Record:
     def __eq__(self, other):
         if not isinstance(other, Record):
             return NotImplemented
-        return all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+        return all(getattr(self, a) == getattr(other, a) for a in self._FIELDS)
 
     __hash__ = None
 

@@ -37,7 +37,6 @@ def run_batch(plugin, records):
     writer = OutputWriter()
     errors = []
     for i, record in enumerate(records):
-        read_from = record.topic
         try:
             produced = outputs_of(plugin.transform(record))
         except RecordError as e:
@@ -46,5 +45,5 @@ def run_batch(plugin, records):
         except ConfigError as e:
             raise fatal_from(e) from e
         for out in produced:
-            writer.push(i, out, forwarded=out is record and out.topic == read_from)
+            writer.push(i, out, forwarded=out.topic is not None and out.topic == out._read_from)
     return writer, errors

@@ -174,6 +174,7 @@ mod transport {
         })();
         if let Err(write_failed) = written {
             // A refused request closes the body stream; why it was refused is in the response.
+            drop(body);
             pending.subscribe().block();
             return Err(match pending.get() {
                 Some(Ok(Err(code))) => code_error(code),

@@ -5,7 +5,8 @@
 //! typed configuration. The matching macro ([`export_transform!`], [`export_source!`],
 //! [`export_sink!`]) turns it into a WebAssembly component when built with
 //! `cargo build --target wasm32-wasip2`, and [`testing`] runs the same logic natively in
-//! `cargo test`. [`http`] makes outgoing requests the connector grants.
+//! `cargo test`. [`http`] makes outgoing requests the connector grants. A stateless transform
+//! can be a single function exported with [`transform_fn!`], which writes the trait impl.
 //!
 //! # Object storage
 //! A [`Sink`] may write objects to the bucket its connector grants (`storage:`) through
