@@ -83,7 +83,7 @@ impl CreateError {
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
     /// The plugin reported an error for the whole batch; the instance is still usable.
-    #[error("the plugin failed the batch ({kind:?}): {message}")]
+    #[error("the plugin failed the batch ({}): {message}", kind.as_str())]
     Plugin {
         /// How the plugin asks the host to treat it.
         kind: crate::ErrorKind,
