@@ -175,8 +175,13 @@ impl Consumer {
     pub fn new(settings: &[(String, String)], options: &ConsumerOptions) -> Result<Self, KafkaError> {
         let mut config = ClientConfig::new();
         // Defaults first so the user's settings can override them, except the two that make
-        // delivery at-least-once, which are set last.
-        config.set("session.timeout.ms", "10000").set("heartbeat.interval.ms", "2000");
+        // delivery at-least-once, which are set last. The timeouts are the classic group
+        // protocol's: with `group.protocol: consumer` (KIP-848) the broker decides them and
+        // librdkafka refuses to create a consumer that sets them.
+        let kip848 = settings.iter().any(|(k, v)| k == "group.protocol" && v.trim().eq_ignore_ascii_case("consumer"));
+        if !kip848 {
+            config.set("session.timeout.ms", "10000").set("heartbeat.interval.ms", "2000");
+        }
         for (k, v) in settings {
             config.set(k, v);
         }
@@ -322,6 +327,17 @@ mod tests {
         let limits = BatchLimits { records: 100, bytes: 2_500, wait: Duration::from_secs(5) };
         let read = tokio::time::timeout(Duration::from_secs(60), consumer.fill(limits, |_| {}, std::future::pending())).await.expect("records arrive");
         assert_eq!(read, 3);
+    }
+
+    /// `group.protocol: consumer` used to fail at client creation, because the host set the
+    /// classic protocol's session and heartbeat timeouts.
+    #[tokio::test]
+    async fn a_consumer_can_use_the_kip_848_group_protocol() {
+        let options = ConsumerOptions { group_id: "turnpike-kip848".into(), start_from: "earliest".into(), topics: vec!["t".into()] };
+        let settings = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned()), ("group.protocol".to_owned(), "consumer".to_owned())];
+        assert!(Consumer::new(&settings, &options).is_ok(), "{:?}", Consumer::new(&settings, &options).err());
+        let classic = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned())];
+        assert!(Consumer::new(&classic, &options).is_ok());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 """What the three exported resources share: finding the plugin class, plugging
-``turnpike.http`` into wasi:http, and turning the SDK's errors into the contract's.
+``turnpike.http`` into wasi:http and ``turnpike.log`` into the host's log, and turning the
+SDK's errors into the contract's.
 
 It runs when componentize-py pre-initializes the component (at build time), so a plugin that
 exports no class, or a class of another kind than the world being built, fails the build.
@@ -10,6 +11,8 @@ to escape the export: componentize-py then traps, and the host treats it as a pl
 """
 
 import turnpike.http
+import turnpike.log
+import turnpike_host_log
 import turnpike_wasi_http
 from componentize_py_types import Err
 from turnpike import ConfigError, RecordError, exported
@@ -25,6 +28,12 @@ turnpike.http._transport = turnpike_wasi_http.send
 def plugin_class(kind):
     """The class ``plugin.py`` exported, which must be a ``kind``."""
     import plugin  # noqa: F401  (the author's module; it calls turnpike.export)
+
+    # Only now: plugin.py is imported at build time (componentize-py pre-initializes the
+    # component), where no host takes a line (the contract takes them from `create` on), so
+    # one logged while it loads is dropped.
+    turnpike.log._lines.clear()
+    turnpike.log._sink = turnpike_host_log.write
 
     cls = exported()
     if kind_of(cls) != kind:

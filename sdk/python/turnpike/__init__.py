@@ -20,9 +20,10 @@ Raise ``RecordError`` (``.invalid``, ``.retriable``, ``.fatal``) to report a fai
 purpose, ``ConfigError`` from ``create`` to refuse a configuration. Any other exception is a
 plugin fault, like a Rust panic: the component traps and the host discards the instance.
 
-``turnpike.http`` sends HTTP requests (granted per connector), ``turnpike.testing`` runs the
-class natively, ``turnpike plugin build`` makes a WebAssembly component of it with
-componentize-py, and ``turnpike plugin test`` runs that through the real host runtime.
+``turnpike.http`` sends HTTP requests (granted per connector), ``turnpike.log`` writes to
+the host's log, ``turnpike.testing`` runs the class natively, ``turnpike plugin build`` makes
+a WebAssembly component of it with componentize-py, and ``turnpike plugin test`` runs that
+through the real host runtime.
 """
 
 from ._errors import FATAL, INVALID_RECORD, RETRIABLE, ConfigError, RecordError

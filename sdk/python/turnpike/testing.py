@@ -8,13 +8,15 @@ the component runs (everything except the WebAssembly boundary), as the Rust SDK
     outputs, errors = run(create(Upper, {"field": "name"}), [Record('{"name": "ada"}')])
 
 Records go through the batch layout both ways, so what a test sees is what the host would
-get. A RecordError that fails a whole batch, poll, write or flush is raised; any other
-exception propagates unchanged (in the component it is a fault: the instance traps).
+get, and ``turnpike.log`` lines are kept for ``logged()``. A RecordError that fails a whole
+batch, poll, write or flush is raised; any other exception propagates unchanged (in the
+component it is a fault: the instance traps).
 """
 
 import json
 
 from . import http as _http
+from . import log as _log
 from ._layout import InputWriter, decode, decode_output, decode_source
 from ._plugin import SINK, SOURCE, TRANSFORM, instantiate
 from ._sink import run_flush, run_write
@@ -103,3 +105,15 @@ def clear_http():
     """Removes the responder: requests fail as refused again, as on a connector without an
     HTTP grant."""
     _http._transport = _http._unanswered
+
+
+def logged():
+    """The lines logged with ``turnpike.log`` since the last ``clear_log`` (natively they go
+    nowhere else; the last 10,000 are kept), oldest first: ``(level, message, fields)``, fields
+    as ``(key, text)`` pairs."""
+    return list(_log._lines)
+
+
+def clear_log():
+    """Forgets the lines logged so far (call it in ``setUp``: they are kept across tests)."""
+    _log._lines.clear()
