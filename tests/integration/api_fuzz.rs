@@ -36,7 +36,10 @@ fn a_fuzz_run_over_the_api_finds_no_server_error_and_the_host_survives() -> anyh
         .arg("run")
         .arg(format!("http://{api}/v1/openapi.json"))
         .args(["--header", &format!("Authorization: Bearer {token}")])
-        .args(["--checks", "not_a_server_error", "--max-examples", "25", "--max-time", "60", "--seed", "1", "--workers", "2"])
+        // One worker: with two, hypothesis parsed sources in two threads at once and CPython
+        // 3.11.7 (this machine's python3) failed the run with "SystemError: AST constructor
+        // recursion depth mismatch" (a CPython race, not an answer of the API).
+        .args(["--checks", "not_a_server_error", "--max-examples", "25", "--max-time", "60", "--seed", "1", "--workers", "1"])
         // Revoking tokens at random would revoke the fuzzer's own and end the run early;
         // revocation has its own tests.
         .args(["--exclude-name", "DELETE /v1/tokens/{id}"])
