@@ -9,9 +9,9 @@
 # fuzzer, from PyPI into .cache/fuzz-venv), starts a real single-node
 # Kafka (KRaft), moto, PostgreSQL and MariaDB on free loopback ports, runs every test, and
 # stops them all.
-# Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv), Node.js with npm, and for
-# the databases and the browser Debian or Ubuntu with apt-get (run as root, or with sudo)
-# unless installed.
+# Needs: the Rust toolchain, Java 17+, Maven, python3 (with venv), Node.js with npm, Go (to
+# build promlint), and for the databases and the browser Debian or Ubuntu with apt-get (run as
+# root, or with sudo) unless installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -72,6 +72,10 @@ if ! "$fuzz_venv/bin/schemathesis" --version 2>/dev/null | grep -q "4.32.5"; the
   "$fuzz_venv/bin/pip" install --quiet "schemathesis==4.32.5"
 fi
 
+echo "==> promlint (the rules of promtool check metrics) from the Go module proxy"
+promlint="$root/.cache/promlint"
+(cd tests/metrics/promlint && go build -o "$promlint" .)
+
 echo "==> waiting for the build"
 wait "$build_pid"
 
@@ -98,7 +102,8 @@ python3 -m venv "$sdk_venv"
 echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
 export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
   TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
-  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver"
+  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver" \
+  TURNPIKE_TEST_PROMLINT="$promlint"
 # Every test binary, as `cargo test --workspace` would run them, but the plugin-authoring
 # suite beside the integration suite (tests/run_binaries.py says why), then the doc tests.
 binaries="$root/.cache/test-binaries.json"

@@ -14,6 +14,7 @@ mod dev;
 mod faults;
 mod hardening;
 mod lifecycle;
+mod metrics;
 mod masking;
 mod offsets;
 mod secrets;

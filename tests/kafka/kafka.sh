@@ -6,6 +6,8 @@
 #   kafka.sh start RUN_DIR    format a fresh log dir under RUN_DIR, start the broker on free
 #                             ports, wait until it serves; prints the bootstrap address
 #   kafka.sh stop RUN_DIR     stop the broker started in RUN_DIR
+#   kafka.sh resume RUN_DIR   start the broker of RUN_DIR again (after stop or a kill), on the
+#                             same ports and log dir: what it held is still there
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -59,6 +61,15 @@ PROPS
   cluster_id="$(java -Xmx256m "$log4j" -cp "$cp" kafka.tools.StorageTool random-uuid)"
   java -Xmx256m "$log4j" -cp "$cp" kafka.tools.StorageTool format --standalone \
       -t "$cluster_id" -c "$run_dir/server.properties" >"$run_dir/format.out" 2>&1
+  launch "$run_dir"
+  echo "127.0.0.1:$port" > "$run_dir/bootstrap"
+  echo "127.0.0.1:$port"
+}
+
+# Starts the broker configured in RUN_DIR and waits until it serves.
+launch() {
+  local run_dir="$1"
+  local cp="$libs/*" log4j="-Dlog4j2.configurationFile=$here/log4j2.properties"
   nohup java -Xmx768m -Xms256m -XX:+UseG1GC "$log4j" -Dkafka.logs.dir="$run_dir/logs" \
       -cp "$cp" kafka.Kafka "$run_dir/server.properties" >"$run_dir/broker.out" 2>&1 &
   echo $! > "$run_dir/broker.pid"
@@ -70,8 +81,14 @@ PROPS
     if [ "$waited" -ge 1200 ]; then echo "kafka.sh: broker not ready after 120 s" >&2; exit 1; fi
     sleep 0.1; waited=$((waited + 1))
   done
-  echo "127.0.0.1:$port" > "$run_dir/bootstrap"
-  echo "127.0.0.1:$port"
+}
+
+resume() {
+  local run_dir="$1"
+  [ -f "$run_dir/server.properties" ] || { echo "kafka.sh: no broker was started in $run_dir" >&2; exit 1; }
+  fetch
+  launch "$run_dir"
+  cat "$run_dir/bootstrap"
 }
 
 stop() {
@@ -88,5 +105,6 @@ case "${1:-}" in
   fetch) fetch ;;
   start) start "${2:?run dir}" ;;
   stop) stop "${2:?run dir}" ;;
-  *) echo "usage: kafka.sh fetch | start RUN_DIR | stop RUN_DIR" >&2; exit 2 ;;
+  resume) resume "${2:?run dir}" ;;
+  *) echo "usage: kafka.sh fetch | start RUN_DIR | stop RUN_DIR | resume RUN_DIR" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 //! A consumer that reads records in batches and commits only the offsets it is told are safe.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
@@ -10,7 +11,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
 use crate::rebalance::{GroupContext, PartitionChange};
-use crate::KafkaError;
+use crate::{BrokerHealth, KafkaError};
 
 /// What a connector's consumer reads.
 #[derive(Debug, Clone)]
@@ -173,6 +174,11 @@ const ERROR_BACKOFF: Duration = Duration::from_millis(200);
 impl Consumer {
     /// Creates the consumer and subscribes it.
     pub fn new(settings: &[(String, String)], options: &ConsumerOptions) -> Result<Self, KafkaError> {
+        Self::with_health(settings, options, Arc::default())
+    }
+
+    /// [`Consumer::new`], reporting whether brokers are reachable to `health`.
+    pub fn with_health(settings: &[(String, String)], options: &ConsumerOptions, health: Arc<BrokerHealth>) -> Result<Self, KafkaError> {
         let mut config = ClientConfig::new();
         // Defaults first so the user's settings can override them, except the two that make
         // delivery at-least-once, which are set last. The timeouts are the classic group
@@ -190,7 +196,7 @@ impl Consumer {
             .set("auto.offset.reset", &options.start_from)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false");
-        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext::default()).map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
         let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
         inner
             .subscribe(&topics)
@@ -227,7 +233,13 @@ impl Consumer {
                     deadline.get_or_insert_with(|| Instant::now() + limits.wait);
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "consumer error; retrying");
+                    // An outage is reported once, by the broker watch; not every 200 ms here.
+                    if crate::health::is_connection_error(&e) {
+                        tracing::debug!(error = %e, "consumer cannot reach a broker; retrying");
+                    } else {
+                        tracing::warn!(error = %e, "consumer error; retrying");
+                    }
+                    self.inner.context().health.report(&e, "");
                     if count > 0 {
                         break;
                     }
@@ -241,6 +253,12 @@ impl Consumer {
     /// Records in the assigned partitions not yet read, from what the client last heard
     /// from the broker (no request); `None` until it knows.
     pub fn lag(&self) -> Option<i64> {
+        let lags = self.partition_lag();
+        (!lags.is_empty()).then(|| lags.iter().map(|(_, _, lag)| lag).sum())
+    }
+
+    /// [`Consumer::lag`] per partition read from so far: `(topic, partition, lag)`.
+    pub fn partition_lag(&self) -> Vec<(String, i32, i64)> {
         crate::lag::cached_lag(&self.inner)
     }
 

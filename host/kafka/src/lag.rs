@@ -13,13 +13,13 @@ use rdkafka::consumer::{Consumer, ConsumerContext};
 use rdkafka::Offset;
 
 /// Records in the assigned partitions not yet read: per partition, the high watermark the
-/// client last saw minus its position, summed over the partitions it has read from (one it
-/// never read from has no position yet); `None` until some partition knows both. Against the
-/// high watermark, so a transactional topic's control records count.
-pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Option<i64> {
-    let positions = consumer.position().ok()?;
+/// client last saw minus its position, over the partitions it has read from (one it never
+/// read from has no position yet), as `(topic, partition, lag)`. Against the high watermark,
+/// so a transactional topic's control records count.
+pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Vec<(String, i32, i64)> {
+    let Ok(positions) = consumer.position() else { return Vec::new() };
     let client = consumer.client().native_ptr();
-    let mut total: Option<i64> = None;
+    let mut lags = Vec::new();
     for elem in positions.elements() {
         let Offset::Offset(position) = elem.offset() else { continue };
         let Ok(topic) = CString::new(elem.topic()) else { continue };
@@ -31,8 +31,8 @@ pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Op
         // and is safe to call from any thread.
         let err = unsafe { rd::rd_kafka_get_watermark_offsets(client, topic.as_ptr(), elem.partition(), &mut low, &mut high) };
         if err == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0 {
-            *total.get_or_insert(0) += (high - position).max(0);
+            lags.push((elem.topic().to_owned(), elem.partition(), (high - position).max(0)));
         }
     }
-    total
+    lags
 }

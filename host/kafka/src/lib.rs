@@ -7,6 +7,7 @@
 mod consumer;
 mod embedded;
 mod error;
+mod health;
 mod lag;
 mod offsets;
 mod positions;
@@ -18,6 +19,7 @@ mod topics;
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
+pub use health::{BrokerHealth, Unreachable};
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};

@@ -1,6 +1,7 @@
 //! Producing records, with one delivery future per record so the caller can commit input
 //! offsets only after every derived output is acknowledged.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
@@ -8,7 +9,8 @@ use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer as _};
 
-use crate::KafkaError;
+use crate::health::HealthContext;
+use crate::{BrokerHealth, KafkaError};
 
 /// A record to produce, borrowed from the transform output that holds it.
 #[derive(Debug, Clone, Copy)]
@@ -63,7 +65,7 @@ impl Delivery {
 /// `acks=all` and idempotence on, unless the settings say otherwise.
 #[derive(Clone)]
 pub struct Producer {
-    inner: FutureProducer,
+    inner: FutureProducer<HealthContext>,
 }
 
 /// How long to wait for room when librdkafka's local queue is full (backpressure).
@@ -72,12 +74,17 @@ const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(2);
 impl Producer {
     /// Creates a producer from librdkafka settings.
     pub fn new(settings: &[(String, String)]) -> Result<Self, KafkaError> {
+        Self::with_health(settings, Arc::default())
+    }
+
+    /// [`Producer::new`], reporting whether brokers are reachable to `health`.
+    pub fn with_health(settings: &[(String, String)], health: Arc<BrokerHealth>) -> Result<Self, KafkaError> {
         let mut config = ClientConfig::new();
         config.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
         for (k, v) in settings {
             config.set(k, v);
         }
-        let inner = config.create().map_err(|source| KafkaError::Client { role: "producer", source })?;
+        let inner = config.create_with_context(HealthContext(health)).map_err(|source| KafkaError::Client { role: "producer", source })?;
         Ok(Self { inner })
     }
 
@@ -115,6 +122,12 @@ impl Producer {
                 Err((source, _)) => return Err(KafkaError::Delivery { topic: record.topic.to_owned(), source }),
             }
         }
+    }
+
+    /// Whether a broker answers a metadata request within `timeout` (on a blocking thread).
+    pub async fn reaches_broker(&self, timeout: Duration) -> bool {
+        let producer = self.clone();
+        tokio::task::spawn_blocking(move || producer.inner.client().fetch_metadata(None, timeout).is_ok()).await.unwrap_or(false)
     }
 
     /// Waits up to `timeout` for every queued record to be delivered. Blocks the thread: from

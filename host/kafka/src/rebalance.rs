@@ -1,13 +1,13 @@
 //! What a consumer does when the group moves partitions: commit what is known safe before
 //! partitions go, and tell the task which partitions came and went.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rdkafka::client::ClientContext;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer as _, ConsumerContext, Rebalance};
 use rdkafka::{Offset, TopicPartitionList};
 
-use crate::Offsets;
+use crate::{BrokerHealth, Offsets};
 
 /// A partition assignment change, for a sink to flush or open per partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,9 +25,20 @@ pub enum PartitionChange {
 pub struct GroupContext {
     pub(crate) safe: Mutex<Offsets>,
     pub(crate) changes: Mutex<Vec<PartitionChange>>,
+    /// Whether the client reaches a broker (errors reported outside reads land here too).
+    pub(crate) health: Arc<BrokerHealth>,
 }
 
-impl ClientContext for GroupContext {}
+impl ClientContext for GroupContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        if crate::health::is_connection_error(&error) {
+            tracing::debug!(error = %error, reason, "kafka consumer cannot reach a broker");
+        } else {
+            tracing::warn!(error = %error, reason, "kafka consumer error");
+        }
+        self.health.report(&error, reason);
+    }
+}
 
 fn partitions(tpl: &TopicPartitionList) -> Vec<(String, i32)> {
     tpl.elements().iter().map(|e| (e.topic().to_owned(), e.partition())).collect()

@@ -17,6 +17,7 @@ use turnpike_runtime::{
 
 use crate::batches::{input_source, next_stage_input, single, subset, ChainBatch, OutputMerger, Source};
 use crate::failures::FailedRecord;
+use crate::measures::transform_stage;
 use crate::registry::PluginInfo;
 use crate::status::LiveStatus;
 use crate::retry::{Attempt, Retry, RetryLog};
@@ -186,13 +187,19 @@ impl Chain {
     async fn call_once(&mut self, i: usize, input: &InputBatch) -> Result<Result<OutputBatch, CallError>, ChainError> {
         let instance = self.instance(i).await?;
         let result = instance.transform(input).await;
-        if result.is_ok() && instance.needs_replacing() {
+        let usage = instance.take_usage();
+        let replace = result.is_ok() && instance.needs_replacing();
+        let stage = transform_stage(i);
+        self.status.measures.note_usage(&stage, &self.stages[i].info.label(), usage);
+        if replace {
             tracing::debug!(connector = %self.connector, plugin = %self.stages[i].info.label(), "instance memory near its limit; replacing it before the next batch");
             self.stages[i].instance = None;
+            self.status.measures.released(&stage);
             LiveStatus::add(&self.status.instance_replacements, 1);
         }
         if let Err(CallError::Fault(fault)) = &result {
             self.stages[i].instance = None;
+            self.status.measures.released(&stage);
             LiveStatus::add(&self.status.instance_restarts, 1);
             self.status.fault(&self.stages[i].info.label(), fault.class(), &fault.to_string());
         }

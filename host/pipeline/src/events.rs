@@ -61,6 +61,17 @@ pub enum EventKind {
         /// Why they could not start.
         reason: String,
     },
+    /// No broker answers the connector's Kafka clients: nothing is read or written until one
+    /// does (nothing is lost either; the clients keep retrying). The state stays as it was.
+    BrokerUnreachable {
+        /// What the Kafka client said.
+        message: String,
+    },
+    /// A broker answers again after an outage.
+    BrokerReachable {
+        /// How long no broker answered.
+        unreachable_ms: u64,
+    },
     /// A state-changing API request on a host with auth, allowed or refused. The event's
     /// `connector` is the one the request named, if any.
     Audit {
@@ -89,6 +100,8 @@ impl EventKind {
             EventKind::ManualRestart => "manual_restart",
             EventKind::PluginSwapped { .. } => "plugin_swapped",
             EventKind::SwapFailed { .. } => "swap_failed",
+            EventKind::BrokerUnreachable { .. } => "broker_unreachable",
+            EventKind::BrokerReachable { .. } => "broker_reachable",
             EventKind::Audit { .. } => "audit",
         }
     }
@@ -136,6 +149,8 @@ impl Events {
             EventKind::ManualRestart => tracing::info!(connector, "manual restart"),
             EventKind::PluginSwapped { from, to } => tracing::info!(connector, ?from, ?to, "plugin versions swapped between batches"),
             EventKind::SwapFailed { to, reason } => tracing::warn!(connector, ?to, %reason, "plugin swap refused; keeping the running versions"),
+            EventKind::BrokerUnreachable { message } => tracing::warn!(connector, %message, "no Kafka broker answers; the connector waits for one"),
+            EventKind::BrokerReachable { unreachable_ms } => tracing::info!(connector, unreachable_ms, "a Kafka broker answers again"),
             EventKind::Audit { token, team, role, action, status } => tracing::info!(target: "turnpike::audit", connector, ?token, ?team, ?role, %action, status, "admin request"),
         }
         *self.counts.lock().unwrap_or_else(|p| p.into_inner()).entry(kind.name()).or_default() += 1;

@@ -5,13 +5,16 @@
 //! commits input offsets only once every output derived from them is acknowledged.
 
 mod batches;
+mod broker_watch;
 mod chain;
 mod committer;
 mod connector_state;
 mod dry_run;
 mod events;
 mod failures;
+mod grant_status;
 mod host;
+mod measures;
 mod registry;
 mod resolve;
 mod retry;
@@ -30,7 +33,9 @@ pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRe
 pub use events::{Event, EventKind, Events};
 pub use host::{Applied, Host, HostError, SecretEntry, SAMPLE_VALUE_CAP};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
-pub use status::{ConnectorStatus, DatabaseStatus, FailingRecord, FaultInfo, StorageStatus};
+pub use grant_status::{DatabaseStatus, StorageStatus};
+pub use measures::{BatchDurations, BrokerUnreachable, InstanceMemory, PartitionLag, BATCH_BUCKETS};
+pub use status::{ConnectorStatus, FailingRecord, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, HttpGrant, Runtime};
 /// Re-exported: offsets as the API reports and resets them.

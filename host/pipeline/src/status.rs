@@ -1,7 +1,7 @@
 //! What a connector reports about itself: state, counters, the last fault.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -13,6 +13,8 @@ use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
 use crate::events::{EventKind, Events};
+use crate::grant_status::{DatabaseStatus, StorageStatus};
+use crate::measures::{BatchDurations, BrokerUnreachable, InstanceMemory, Measures, PartitionLag};
 use crate::throughput::Throughput;
 
 /// Why a connector failed.
@@ -102,9 +104,26 @@ pub struct ConnectorStatus {
     pub bytes_out_per_s: f64,
     /// Records out per second in each 5-second slot of the last minute, oldest first.
     pub history: Vec<f64>,
-    /// Records in the assigned input partitions not yet read (transforms and sinks), as of
-    /// the last batch; none before the first, for a source, and when not running.
+    /// Records in the assigned input partitions not yet read (transforms and sinks), as the
+    /// consumer last heard from the broker; none before the first read, for a source, and
+    /// when not running.
     pub lag: Option<i64>,
+    /// `lag` per input partition read so far (empty when `lag` is none).
+    pub lag_by_partition: Vec<PartitionLag>,
+    /// CPU time the connector's plugin instances spent in calls since the host started.
+    pub plugin_cpu_seconds: f64,
+    /// Linear memory held by the connector's plugin instances now: the sum of `instances`.
+    pub plugin_memory_bytes: u64,
+    /// Each plugin instance's memory (0 for one that is gone).
+    pub instances: Vec<InstanceMemory>,
+    /// Set while no Kafka broker answers the connector's clients (the state stays as it
+    /// was: nothing is lost, nothing moves); null otherwise.
+    pub broker_unreachable: Option<BrokerUnreachable>,
+    /// Times no broker answered, since the host started.
+    pub broker_outages: u64,
+    /// How long batches took (for `/metrics`; not in the JSON).
+    #[serde(skip)]
+    pub batch_durations: BatchDurations,
     /// Records that failed and were let go (`errors.tolerance: all`): skipped, or written to
     /// the dead-letter topic (counted in `records_dead_lettered` too).
     pub records_failed: u64,
@@ -147,38 +166,6 @@ pub struct ConnectorStatus {
     pub database: Option<DatabaseStatus>,
 }
 
-/// A source's database grant as the status shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct DatabaseStatus {
-    /// Where the database is (no password: the URL never holds one).
-    pub url: String,
-    /// The user the host signs in as.
-    pub user: String,
-    /// The granted tables, as written.
-    pub tables: Vec<String>,
-    /// `disable` or `require`.
-    pub tls: String,
-    /// Times a query had to reconnect to the database, in the current run.
-    pub reconnects: u64,
-}
-
-/// A sink's storage grant as the status shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct StorageStatus {
-    /// The bucket.
-    pub bucket: String,
-    /// The key prefix every object is written under.
-    pub prefix: String,
-    /// The S3-compatible store's URL, when not AWS S3.
-    pub endpoint: Option<String>,
-    /// The region, when configured.
-    pub region: Option<String>,
-    /// `static` (keys given by reference) or `host chain` (the host's AWS credentials).
-    pub credentials: String,
-    /// Requests to the store retried after a transient error, in the current run.
-    pub retries: u64,
-}
-
 /// Live, shared status that the task updates and the API reads.
 pub(crate) struct LiveStatus {
     name: String,
@@ -187,8 +174,8 @@ pub(crate) struct LiveStatus {
     pub(crate) records_out: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
-    /// Consumer lag as of the last batch; negative: not known.
-    lag: AtomicI64,
+    /// Plugin costs, batch times, lag and broker reachability.
+    pub(crate) measures: Measures,
     throughput: Throughput,
     pub(crate) records_failed: AtomicU64,
     pub(crate) records_dead_lettered: AtomicU64,
@@ -216,7 +203,7 @@ impl LiveStatus {
             records_out: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
-            lag: AtomicI64::new(-1),
+            measures: Measures::default(),
             throughput: Throughput::new(),
             records_failed: AtomicU64::new(0),
             records_dead_lettered: AtomicU64::new(0),
@@ -315,11 +302,6 @@ impl LiveStatus {
         self.throughput.count(false, records, bytes);
     }
 
-    /// Notes the consumer's lag (`None`: not known).
-    pub(crate) fn set_lag(&self, lag: Option<i64>) {
-        self.lag.store(lag.unwrap_or(-1), Ordering::Relaxed);
-    }
-
     /// The status of the connector `config` defines, of `kind`. Its plugin references are
     /// shown as written until a run resolves them.
     pub(crate) fn snapshot(&self, config: &ConnectorConfig, kind: ConnectorKind) -> ConnectorStatus {
@@ -327,6 +309,11 @@ impl LiveStatus {
         let plugins = self.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or(configured);
         let (state, since, error) = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let rates = self.throughput.rates();
+        // Lag only while a consumer reads: a paused, failed or stopped connector's last figure
+        // would be stale, or say it is caught up while it is stuck (`offsets` has the lag from
+        // its committed offsets).
+        let lag_by_partition = if state == ConnectorState::Running { self.measures.partition_lag() } else { Vec::new() };
+        let instances = self.measures.instances();
         ConnectorStatus {
             name: config.name.to_string(),
             kind,
@@ -341,10 +328,14 @@ impl LiveStatus {
             bytes_in_per_s: rates.bytes_in_per_s,
             bytes_out_per_s: rates.bytes_out_per_s,
             history: rates.history,
-            // Only while a consumer reads: a paused, failed or stopped connector's last figure
-            // would be stale, or say it is caught up while it is stuck (`offsets` has the lag
-            // from its committed offsets).
-            lag: Some(self.lag.load(Ordering::Relaxed)).filter(|l| *l >= 0 && state == ConnectorState::Running),
+            lag: (!lag_by_partition.is_empty()).then(|| lag_by_partition.iter().map(|p| p.lag).sum()),
+            lag_by_partition,
+            plugin_cpu_seconds: self.measures.cpu_seconds(),
+            plugin_memory_bytes: instances.iter().map(|i| i.memory_bytes).sum(),
+            instances,
+            broker_unreachable: self.measures.unreachable().map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
+            broker_outages: self.measures.broker_outages.load(Ordering::Relaxed),
+            batch_durations: self.measures.batch_durations(),
             records_failed: self.records_failed.load(Ordering::Relaxed),
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy, TeamName};
-use turnpike_kafka::{Consumer, ConsumerOptions, KafkaError, Producer};
+use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, KafkaError, Producer};
 use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
 use turnpike_state::SecretStore;
 
@@ -61,14 +61,28 @@ pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
             tokio::spawn(async move {
                 match build_task(&shared, &connector, &status, &cancel, &controls) {
-                    Ok(Task::Transform(task)) => task.run().await,
-                    Ok(Task::Source(task)) => task.run().await,
-                    Ok(Task::Sink(task)) => task.run().await,
+                    Ok((task, (health, producer))) => {
+                        let running = async move {
+                            match task {
+                                Task::Transform(task) => task.run().await,
+                                Task::Source(task) => task.run().await,
+                                Task::Sink(task) => task.run().await,
+                            }
+                        };
+                        // The watch never ends on its own: the run's end drops it.
+                        tokio::select! {
+                            biased;
+                            () = running => {}
+                            () = crate::broker_watch::watch(health, producer, status.clone()) => {}
+                        }
+                    }
                     Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
                 }
             })
         };
-        if let Err(e) = run.await {
+        let ended = run.await;
+        status.measures.run_ended();
+        if let Err(e) = ended {
             let fault = FaultInfo::new(FaultClass::Panic, format!("the connector's task ended abnormally ({}); this is a bug in the host, please report it with the host log", panic_message(e)));
             tracing::error!(connector = %name, error = %fault.message, "connector task panicked");
             status.set(ConnectorState::Failed, Some(fault));
@@ -202,8 +216,9 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     Ok(info)
 }
 
-/// Resolves the connector's plugins and creates its Kafka clients.
-fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<Task, FaultInfo> {
+/// Resolves the connector's plugins and creates its Kafka clients; with the task, what the
+/// broker watch needs: the clients' shared reachability and the producer to probe with.
+fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<(Task, (Arc<BrokerHealth>, Producer)), FaultInfo> {
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -230,7 +245,10 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
     let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
     let chain = Chain::new(stages, chain_cx);
-    let producer = Producer::new(&shared.kafka).map_err(kafka_fault)?;
+    let health = Arc::new(BrokerHealth::default());
+    status.measures.set_health(health.clone());
+    let producer = Producer::with_health(&shared.kafka, health.clone()).map_err(kafka_fault)?;
+    let watch = (health.clone(), producer.clone());
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let consumer = || {
@@ -239,7 +257,9 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
             start_from: config.start_from.as_str().to_owned(),
             topics: connector.topics().iter().map(ToString::to_string).collect(),
         };
-        Consumer::new(&shared.kafka, &options).map(Arc::new).map_err(kafka_fault)
+        let consumer = Consumer::with_health(&shared.kafka, &options, health.clone()).map(Arc::new).map_err(kafka_fault)?;
+        status.measures.set_consumer(consumer.clone());
+        Ok::<_, FaultInfo>(consumer)
     };
     let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone() };
     let task = match connector.flow() {
@@ -267,7 +287,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         }),
     };
     status.set_plugins(labels);
-    Ok(task)
+    Ok((task, watch))
 }
 
 #[cfg(test)]

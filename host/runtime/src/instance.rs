@@ -10,6 +10,7 @@ use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
 use crate::sandbox::{wrong_kind, Sandbox};
+use crate::usage::{cpu_timed, Usage};
 
 /// A created transform: its sandbox, its bindings and its `transformer` resource.
 ///
@@ -32,12 +33,13 @@ impl TransformInstance {
         let pre = plugin.pre().transform().ok_or_else(|| wrong_kind(plugin, PluginKind::Transform))?;
         let mut sandbox = Sandbox::new(plugin, labels, limits);
         let timeout = sandbox.begin_create();
-        let outcome = tokio::time::timeout(timeout, async {
-            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
-            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut sandbox.store, &plugin.create_config(config_json)).await?;
+        let (store, cpu) = (&mut sandbox.store, &mut sandbox.cpu);
+        let created = cpu_timed(cpu, async {
+            let bindings = pre.instantiate_async(&mut *store).await?;
+            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut *store, &plugin.create_config(config_json)).await?;
             wasmtime::Result::Ok((bindings, result))
-        })
-        .await;
+        });
+        let outcome = tokio::time::timeout(timeout, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(transformer) => Ok(Self { sandbox, bindings, transformer }),
@@ -49,7 +51,7 @@ impl TransformInstance {
     pub async fn transform(&mut self, batch: &InputBatch) -> Result<OutputBatch, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let guest = self.bindings.turnpike_plugin_transform().transformer();
-        let outcome = tokio::time::timeout(timeout, guest.call_transform(&mut self.sandbox.store, self.transformer, batch)).await;
+        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, guest.call_transform(&mut self.sandbox.store, self.transformer, batch))).await;
         let max_records = self.sandbox.limits.max_output_records;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
@@ -71,6 +73,11 @@ impl TransformInstance {
     /// Whether this instance faulted and must be replaced.
     pub fn is_poisoned(&self) -> bool {
         self.sandbox.is_poisoned()
+    }
+
+    /// CPU time its calls used since the last take, and the linear memory it holds now.
+    pub fn take_usage(&mut self) -> Usage {
+        self.sandbox.take_usage()
     }
 
     /// Whether this instance's memory has grown past three quarters of its cap, so that it

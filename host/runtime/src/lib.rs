@@ -41,6 +41,7 @@ mod sink;
 mod source;
 mod source_batch;
 mod state;
+mod usage;
 
 pub use batch::{input_len, input_record, BatchBuilder, OutputView, Produced, RecordRef};
 pub use bindings::types::{ConfigError, ErrorKind, InputBatch, OutputBatch, PluginError, RecordError, TopicPartition};
@@ -58,5 +59,6 @@ pub use fault_class::FaultClass;
 pub use instance::TransformInstance;
 pub use labels::InstanceLabels;
 pub use limits::InstanceLimits;
+pub use usage::Usage;
 pub use scrub::Scrub;
 pub use plugin::{digest, Plugin, PluginKind};

@@ -11,6 +11,7 @@ use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
 use crate::state::HostState;
+use crate::usage::Usage;
 
 /// How full an instance's memory may get before the host replaces it between two batches.
 /// Some language runtimes grow their heap long before collecting it (StarlingMonkey), or leak a
@@ -27,6 +28,8 @@ pub(crate) struct Sandbox {
     pub(crate) store: Store<HostState>,
     pub(crate) limits: InstanceLimits,
     poisoned: bool,
+    /// CPU time the calls used since the last [`Sandbox::take_usage`].
+    pub(crate) cpu: Duration,
 }
 
 /// What a guarded call produced before classification.
@@ -52,7 +55,7 @@ impl Sandbox {
             }
         });
         store.set_epoch_deadline(1);
-        Self { store, limits, poisoned: false }
+        Self { store, limits, poisoned: false, cpu: Duration::ZERO }
     }
 
     /// Starts instantiation + `create`; returns the async timeout to wrap it in.
@@ -104,6 +107,12 @@ impl Sandbox {
 
     pub(crate) fn is_poisoned(&self) -> bool {
         self.poisoned
+    }
+
+    /// CPU time used since the last take, and the memory held now.
+    pub(crate) fn take_usage(&mut self) -> Usage {
+        let memory_bytes = self.store.data().limiter.total_bytes as u64;
+        Usage { cpu: std::mem::take(&mut self.cpu), memory_bytes }
     }
 
     /// Whether the instance's memory has grown close to its cap (see

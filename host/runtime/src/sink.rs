@@ -12,6 +12,7 @@ use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
 use crate::sandbox::{wrong_kind, Sandbox};
+use crate::usage::{cpu_timed, Usage};
 
 /// A created sink: its sandbox, bindings and `writer` resource. Poisoned after a fault, like
 /// [`crate::TransformInstance`].
@@ -27,12 +28,13 @@ impl SinkInstance {
         let pre = plugin.pre().sink().ok_or_else(|| wrong_kind(plugin, PluginKind::Sink))?;
         let mut sandbox = Sandbox::new(plugin, labels, limits);
         let timeout = sandbox.begin_create();
-        let outcome = tokio::time::timeout(timeout, async {
-            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
-            let result = bindings.turnpike_plugin_sink().writer().call_create(&mut sandbox.store, config_json).await?;
+        let (store, cpu) = (&mut sandbox.store, &mut sandbox.cpu);
+        let created = cpu_timed(cpu, async {
+            let bindings = pre.instantiate_async(&mut *store).await?;
+            let result = bindings.turnpike_plugin_sink().writer().call_create(&mut *store, config_json).await?;
             wasmtime::Result::Ok((bindings, result))
-        })
-        .await;
+        });
+        let outcome = tokio::time::timeout(timeout, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(writer) => Ok(Self { sandbox, bindings, writer }),
@@ -44,7 +46,7 @@ impl SinkInstance {
     pub async fn write(&mut self, batch: &InputBatch) -> Result<Vec<RecordError>, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let writer = self.bindings.turnpike_plugin_sink().writer();
-        let outcome = tokio::time::timeout(timeout, writer.call_write(&mut self.sandbox.store, self.writer, batch)).await;
+        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, writer.call_write(&mut self.sandbox.store, self.writer, batch))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(rejected) => {
@@ -69,7 +71,7 @@ impl SinkInstance {
         let timeout = self.sandbox.begin_call()?;
         self.sandbox.store.data_mut().progress.clear();
         let writer = self.bindings.turnpike_plugin_sink().writer();
-        let outcome = tokio::time::timeout(timeout, writer.call_flush(&mut self.sandbox.store, self.writer)).await;
+        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, writer.call_flush(&mut self.sandbox.store, self.writer))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(()) => Ok(()),
@@ -92,11 +94,11 @@ impl SinkInstance {
     pub async fn partitions(&mut self, partitions: &[TopicPartition], assigned: bool) -> Result<(), CallError> {
         let timeout = self.sandbox.begin_call()?;
         let writer = self.bindings.turnpike_plugin_sink().writer();
-        let store = &mut self.sandbox.store;
+        let (store, cpu) = (&mut self.sandbox.store, &mut self.sandbox.cpu);
         let outcome = if assigned {
-            tokio::time::timeout(timeout, writer.call_assigned(store, self.writer, partitions)).await
+            tokio::time::timeout(timeout, cpu_timed(cpu, writer.call_assigned(store, self.writer, partitions))).await
         } else {
-            tokio::time::timeout(timeout, writer.call_revoked(store, self.writer, partitions)).await
+            tokio::time::timeout(timeout, cpu_timed(cpu, writer.call_revoked(store, self.writer, partitions))).await
         };
         Ok(self.sandbox.settle(outcome)?)
     }
@@ -104,5 +106,10 @@ impl SinkInstance {
     /// Whether this instance faulted and must be replaced.
     pub fn is_poisoned(&self) -> bool {
         self.sandbox.is_poisoned()
+    }
+
+    /// CPU time its calls used since the last take, and the linear memory it holds now.
+    pub fn take_usage(&mut self) -> Usage {
+        self.sandbox.take_usage()
     }
 }

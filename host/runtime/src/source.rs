@@ -8,6 +8,7 @@ use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
 use crate::sandbox::{wrong_kind, Sandbox};
+use crate::usage::{cpu_timed, Usage};
 use crate::source_batch::{check_poll, Polled};
 
 /// A created source: its sandbox, bindings and `reader` resource. Poisoned after a fault,
@@ -34,13 +35,14 @@ impl SourceInstance {
         let pre = plugin.pre().source().ok_or_else(|| wrong_kind(plugin, PluginKind::Source))?;
         let mut sandbox = Sandbox::new(plugin, labels, limits);
         let timeout = sandbox.begin_create();
-        let outcome = tokio::time::timeout(timeout, async {
-            let bindings = pre.instantiate_async(&mut sandbox.store).await?;
+        let (store, cpu) = (&mut sandbox.store, &mut sandbox.cpu);
+        let created = cpu_timed(cpu, async {
+            let bindings = pre.instantiate_async(&mut *store).await?;
             let reader = bindings.turnpike_plugin_source().reader();
-            let result = reader.call_create(&mut sandbox.store, config_json, position).await?;
+            let result = reader.call_create(&mut *store, config_json, position).await?;
             wasmtime::Result::Ok((bindings, result))
-        })
-        .await;
+        });
+        let outcome = tokio::time::timeout(timeout, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(reader) => Ok(Self { sandbox, bindings, reader, output_topic: output_topic.to_owned() }),
@@ -52,7 +54,7 @@ impl SourceInstance {
     pub async fn poll(&mut self, max_records: u32) -> Result<Polled, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let reader = self.bindings.turnpike_plugin_source().reader();
-        let outcome = tokio::time::timeout(timeout, reader.call_poll(&mut self.sandbox.store, self.reader, max_records)).await;
+        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, reader.call_poll(&mut self.sandbox.store, self.reader, max_records))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(batch) => match check_poll(batch, &self.output_topic, max_records as usize) {
@@ -68,5 +70,10 @@ impl SourceInstance {
     /// Whether this instance faulted and must be replaced.
     pub fn is_poisoned(&self) -> bool {
         self.sandbox.is_poisoned()
+    }
+
+    /// CPU time its calls used since the last take, and the linear memory it holds now.
+    pub fn take_usage(&mut self) -> Usage {
+        self.sandbox.take_usage()
     }
 }

@@ -109,11 +109,13 @@ pub(crate) struct MemoryLimiter {
     pub(crate) refused: bool,
     /// The largest size any of the instance's memories has been allowed to grow to.
     pub(crate) peak_bytes: usize,
+    /// All the instance's memories together (each one's creation is a growth from 0).
+    pub(crate) total_bytes: usize,
 }
 
 impl MemoryLimiter {
     fn new(max_bytes: usize) -> Self {
-        Self { max_bytes, refused: false, peak_bytes: 0 }
+        Self { max_bytes, refused: false, peak_bytes: 0, total_bytes: 0 }
     }
 
     /// How full the fullest memory is, from 0 to 1.
@@ -134,12 +136,13 @@ const MAX_TABLES: usize = 1_000;
 const MAX_MEMORIES: usize = 100;
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.max_bytes {
             self.refused = true;
             return Ok(false);
         }
         self.peak_bytes = self.peak_bytes.max(desired);
+        self.total_bytes += desired.saturating_sub(current);
         Ok(true)
     }
 

@@ -89,8 +89,10 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
             continue;
         }
         cx.status.count_in(read as u64, builder.bytes() as u64);
-        cx.status.set_lag(consumer.lag());
-        if let Err(exit) = hooks.batch(cx, builder.finish(), offsets, unreadable).await {
+        let began = std::time::Instant::now();
+        let handled = hooks.batch(cx, builder.finish(), offsets, unreadable).await;
+        cx.status.measures.batch_took(began.elapsed());
+        if let Err(exit) = handled {
             return exit;
         }
     }

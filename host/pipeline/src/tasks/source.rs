@@ -112,6 +112,7 @@ impl SourceTask {
                     return exit;
                 }
             }
+            let began = std::time::Instant::now();
             let polled = match self.poll(&mut source, position.as_deref(), max_records).await {
                 Ok(Some(polled)) => polled,
                 Ok(None) => continue,
@@ -130,7 +131,9 @@ impl SourceTask {
                 position.clone_from(&polled.position);
             }
             self.cx.status.count_in(input_len(&polled.batch) as u64, polled.batch.data.len() as u64);
-            match self.deliver(polled).await {
+            let delivered = self.deliver(polled).await;
+            self.cx.status.measures.batch_took(began.elapsed());
+            match delivered {
                 Ok(pending) => {
                     if tx.send(pending).await.is_err() {
                         return Exit::Shutdown;
@@ -150,6 +153,7 @@ impl SourceTask {
         let label = self.plugin.info.label();
         loop {
             let polled = source.poll(max_records).await;
+            self.cx.status.measures.note_usage("source", &label, source.take_usage());
             let connector = self.cx.connector.name().as_str();
             let log = RetryLog { status: &self.cx.status, connector, plugin: &label, what: "source asked to retry the poll" };
             match retry.settle(polled, log).await {

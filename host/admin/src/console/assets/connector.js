@@ -47,7 +47,7 @@ export function mount(root, name) {
   const actionResult = h('p', { id: 'action-result', role: 'status' });
   const stats = h('dl', { class: 'stats' });
   const statCells = {};
-  for (const [key, label] of [['kind', 'Kind'], ['plugins', 'Plugins'], ['flow', 'Reads → writes'], ['records', 'Records in / out'], ['rates', 'Records/s in / out'], ['bytes', 'Bytes/s in / out'], ['lag', 'Lag'], ['failed', 'Failed / dead-lettered'], ['restarts', 'Restarts / retries'], ['faults', 'Plugin faults']]) {
+  for (const [key, label] of [['kind', 'Kind'], ['plugins', 'Plugins'], ['flow', 'Reads → writes'], ['records', 'Records in / out'], ['rates', 'Records/s in / out'], ['bytes', 'Bytes/s in / out'], ['lag', 'Lag'], ['broker', 'Kafka broker'], ['plugin', 'Plugin CPU / memory'], ['failed', 'Failed / dead-lettered'], ['restarts', 'Restarts / retries'], ['faults', 'Plugin faults']]) {
     statCells[key] = h('dd');
     stats.append(h('div', null, h('dt', null, label), statCells[key]));
   }
@@ -224,6 +224,10 @@ export function mount(root, name) {
     setText(c.rates, `${fmtRate(view.records_in_per_s)} / ${fmtRate(view.records_out_per_s)}`);
     setText(c.bytes, `${typeof view.bytes_in_per_s === 'number' ? `${fmtBytes(view.bytes_in_per_s)}/s` : '—'} / ${typeof view.bytes_out_per_s === 'number' ? `${fmtBytes(view.bytes_out_per_s)}/s` : '—'}`);
     setText(c.lag, typeof view.lag === 'number' ? fmtCount(view.lag) : '—');
+    const down = view.broker_unreachable;
+    setText(c.broker, down ? `unreachable since ${new Date(down.since).toLocaleString()}: ${down.message}` : `reachable${view.broker_outages ? ` (${fmtCount(view.broker_outages)} outages)` : ''}`);
+    c.broker.classList.toggle('error', Boolean(down));
+    setText(c.plugin, `${typeof view.plugin_cpu_seconds === 'number' ? `${view.plugin_cpu_seconds.toFixed(1)} s` : '—'} / ${typeof view.plugin_memory_bytes === 'number' ? fmtBytes(view.plugin_memory_bytes) : '—'}`);
     setText(c.failed, `${fmtCount(view.records_failed)} / ${fmtCount(view.records_dead_lettered)}`);
     setText(c.restarts, `${fmtCount(view.restarts)} / ${fmtCount(view.retries)}`);
     setText(c.faults, Object.entries(view.faults || {}).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none');

@@ -60,7 +60,7 @@ function updateRow(row, st) {
   setText(c.lag, typeof st.lag === 'number' ? fmtCount(st.lag) : '—');
   setText(c.failed, `${fmtCount(st.records_failed)} / ${fmtCount(st.records_dead_lettered)}`);
   setText(c.restarts, fmtCount(st.restarts));
-  setError(row, errorText(st.error));
+  setError(row, errorText(st.error) || (st.broker_unreachable ? `no Kafka broker answers since ${new Date(st.broker_unreachable.since).toLocaleString()}` : ''));
   updateSparkline(row.spark, st.history);
 }
 

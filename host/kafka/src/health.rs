@@ -1,0 +1,129 @@
+//! Whether a connector's Kafka clients can reach any broker.
+//!
+//! librdkafka retries forever and says so only through errors: a consumer returns
+//! `AllBrokersDown` from a read, a producer hands it to its context. Both clients of a run
+//! share one [`BrokerHealth`]. An error only raises a suspicion: consumer errors wait in a
+//! queue and can be read seconds after the broker is back, so the task's broker watch asks a
+//! broker for metadata before it calls the brokers unreachable, and again until one answers.
+//! Nothing wakes up while the brokers answer: a thousand idle connectors cost nothing here.
+
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use rdkafka::client::ClientContext;
+use rdkafka::error::{KafkaError as RdKafkaError, RDKafkaErrorCode};
+use tokio::sync::watch;
+
+/// Since when no broker answers, and librdkafka's words for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreachable {
+    /// When a client first said every broker was down.
+    pub since: SystemTime,
+    /// librdkafka's message (e.g. `1/1 brokers are down`).
+    pub message: String,
+}
+
+/// The shared reachability of one run's clients.
+#[derive(Debug)]
+pub struct BrokerHealth {
+    /// The first "all brokers are down" not yet checked by the watch.
+    suspicion: watch::Sender<Option<Unreachable>>,
+    /// The outage the watch confirmed, until a broker answers again.
+    confirmed: Mutex<Option<Unreachable>>,
+}
+
+impl Default for BrokerHealth {
+    fn default() -> Self {
+        Self { suspicion: watch::channel(None).0, confirmed: Mutex::new(None) }
+    }
+}
+
+/// Whether a client error says the broker connection is lost (logged quietly: the broker
+/// watch reports an outage once, as an event).
+pub(crate) fn is_connection_error(error: &RdKafkaError) -> bool {
+    matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure))
+}
+
+impl BrokerHealth {
+    /// Notes what a client reported: "all brokers are down" raises a suspicion for the watch
+    /// to check (one broker of several being down is librdkafka's business).
+    pub fn report(&self, error: &RdKafkaError, reason: &str) {
+        if error.rdkafka_error_code() != Some(RDKafkaErrorCode::AllBrokersDown) {
+            return;
+        }
+        let message = if reason.is_empty() { error.to_string() } else { reason.to_owned() };
+        self.suspicion.send_if_modified(|s| {
+            if s.is_some() {
+                return false;
+            }
+            *s = Some(Unreachable { since: SystemTime::now(), message });
+            true
+        });
+    }
+
+    /// Waits for a client to say every broker is down; returns what it said, and when.
+    pub async fn suspected(&self) -> Unreachable {
+        let mut rx = self.suspicion.subscribe();
+        let seen = rx.wait_for(Option::is_some).await;
+        // The sender lives in `self`, so the channel cannot close while this borrows it.
+        seen.ok().and_then(|s| s.clone()).unwrap_or_else(|| Unreachable { since: SystemTime::now(), message: String::new() })
+    }
+
+    /// The suspicion was checked: errors from now on raise a new one.
+    pub fn clear_suspicion(&self) {
+        self.suspicion.send_replace(None);
+    }
+
+    /// Sets (or, with `None`, ends) the confirmed outage the status shows.
+    pub fn confirm(&self, outage: Option<Unreachable>) {
+        *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = outage;
+    }
+
+    /// The confirmed outage going on, if any.
+    pub fn unreachable(&self) -> Option<Unreachable> {
+        self.confirmed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// A producer's context: its errors go to the run's [`BrokerHealth`].
+#[derive(Clone, Default)]
+pub struct HealthContext(pub(crate) std::sync::Arc<BrokerHealth>);
+
+impl ClientContext for HealthContext {
+    fn error(&self, error: RdKafkaError, reason: &str) {
+        if is_connection_error(&error) {
+            tracing::debug!(error = %error, reason, "kafka producer cannot reach a broker");
+        } else {
+            tracing::warn!(error = %error, reason, "kafka producer error");
+        }
+        self.0.report(&error, reason);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn only_all_brokers_down_raises_a_suspicion_and_the_first_one_is_kept() {
+        let health = Arc::new(BrokerHealth::default());
+        health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::BrokerTransportFailure), "one broker lost");
+        let waiter = tokio::spawn({
+            let health = health.clone();
+            async move { health.suspected().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "one broker's transport failure is not an outage");
+        health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "1/1 brokers are down");
+        health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "later");
+        let first = tokio::time::timeout(Duration::from_secs(5), waiter).await.expect("the waiter wakes").expect("joined");
+        assert_eq!(first.message, "1/1 brokers are down");
+        assert_eq!(health.suspected().await, first, "a repeat keeps the first time and message");
+        health.clear_suspicion();
+        assert_eq!(health.unreachable(), None, "a suspicion is not an outage until confirmed");
+        health.confirm(Some(first.clone()));
+        assert_eq!(health.unreachable(), Some(first));
+    }
+}
