@@ -26,5 +26,6 @@ mod sink_flush;
 mod sources_sinks;
 mod sql_source;
 mod sql_source_faults;
+mod tasks;
 mod state_compat;
 mod topics;

@@ -70,7 +70,9 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let bytes = int_counter(&registry, "turnpike_connector_bytes_total", "Bytes of keys, values and headers per connector, read (in) and written (out)", &["connector", "direction"])?;
     let lag = int_gauge(&registry, "turnpike_connector_lag_records", "Records in the connector's input partitions not yet read (running transforms and sinks)", &["connector"])?;
     let partition_lag = int_gauge(&registry, "turnpike_partition_lag_records", "Records in one input partition not yet read by the connector", &["connector", "topic", "partition"])?;
-    let memory = int_gauge(&registry, "turnpike_plugin_memory_bytes", "Linear memory one plugin instance holds", &["connector", "stage", "plugin"])?;
+    let memory = int_gauge(&registry, "turnpike_plugin_memory_bytes", "Linear memory one plugin instance holds", &["connector", "task", "stage", "plugin"])?;
+    let task_records = int_counter(&registry, "turnpike_task_records_total", "Records one task of the connector read in its current run", &["connector", "task"])?;
+    let task_lag = int_gauge(&registry, "turnpike_task_lag_records", "Records in one task's input partitions not yet read", &["connector", "task"])?;
     let connector_memory = int_gauge(&registry, "turnpike_connector_plugin_memory_bytes", "Linear memory all the connector's plugin instances hold, summed", &["connector"])?;
     let cpu = register(&registry, CounterVec::new(Opts::new("turnpike_connector_plugin_cpu_seconds_total", "CPU time the connector's plugin instances spent in calls"), &["connector"])?)?;
     let unreachable = int_gauge(&registry, "turnpike_connector_broker_unreachable", "1 while no Kafka broker answers the connector's clients", &["connector"])?;
@@ -101,7 +103,14 @@ fn render(host: &Host) -> prometheus::Result<String> {
             partition_lag.with_label_values(&[c, p.topic.as_str(), &p.partition.to_string()]).set(p.lag);
         }
         for i in &s.instances {
-            memory.with_label_values(&[c, i.stage.as_str(), i.plugin.as_str()]).set(i64::try_from(i.memory_bytes).unwrap_or(i64::MAX));
+            memory.with_label_values(&[c, &i.task.to_string(), i.stage.as_str(), i.plugin.as_str()]).set(i64::try_from(i.memory_bytes).unwrap_or(i64::MAX));
+        }
+        for t in &s.tasks {
+            let task = t.task.to_string();
+            task_records.with_label_values(&[c, task.as_str()]).inc_by(t.records_in);
+            if let Some(lag) = t.lag {
+                task_lag.with_label_values(&[c, task.as_str()]).set(lag);
+            }
         }
         connector_memory.with_label_values(&[c]).set(i64::try_from(s.plugin_memory_bytes).unwrap_or(i64::MAX));
         cpu.with_label_values(&[c]).inc_by(s.plugin_cpu_seconds);

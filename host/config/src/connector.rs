@@ -63,6 +63,12 @@ pub struct ConnectorConfig {
     /// Where a new consumer group starts: `earliest` (default) or `latest`.
     #[serde(default)]
     pub start_from: StartFrom,
+    /// Pipelines (a consumer and its own plugin instances) the connector runs, so one busy
+    /// connector uses several cores; its consumer group spreads the input partitions over
+    /// them (a task beyond the partition count has none and waits). Default 1; 1 to 64. A
+    /// source connector runs one.
+    #[serde(default = "one_task", skip_serializing_if = "is_one_task")]
+    pub tasks: Ranged<1, 64>,
     /// How records are grouped into batches for the plugins.
     #[serde(default)]
     pub batch: BatchConfig,
@@ -75,6 +81,14 @@ pub struct ConnectorConfig {
     /// Automatic restart after a failure.
     #[serde(default)]
     pub restart: RestartPolicy,
+}
+
+fn one_task() -> Ranged<1, 64> {
+    Ranged::constant(1)
+}
+
+fn is_one_task(tasks: &Ranged<1, 64>) -> bool {
+    tasks.get() == 1
 }
 
 /// Where a consumer group without committed offsets starts reading.

@@ -27,6 +27,9 @@ impl ConnectorConfig {
             ConnectorKind::Transform | ConnectorKind::Sink if self.topics.is_empty() => add("topics", "list at least one topic to consume".into()),
             _ => {}
         }
+        if kind == ConnectorKind::Source && self.tasks.get() > 1 {
+            add("tasks", format!("a source connector runs one task (its plugin keeps one position), not {}; remove `tasks`", self.tasks));
+        }
         match (kind, &self.output_topic) {
             (ConnectorKind::Sink, Some(_)) => add("output_topic", "a sink connector writes to its sink plugin; remove `output_topic`".into()),
             (ConnectorKind::Transform | ConnectorKind::Source, None) => add("output_topic", "name the topic to write to".into()),

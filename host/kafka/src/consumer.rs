@@ -262,6 +262,11 @@ impl Consumer {
         crate::lag::cached_lag(&self.inner)
     }
 
+    /// The `(topic, partition)`s assigned to this consumer now.
+    pub fn assigned(&self) -> Vec<(String, i32)> {
+        self.inner.assignment().map(|tpl| tpl.elements().iter().map(|e| (e.topic().to_owned(), e.partition())).collect()).unwrap_or_default()
+    }
+
     /// Stops fetching from every assigned partition (records already buffered stay put and
     /// are read after [`Consumer::resume_all`]).
     pub fn pause_all(&self) -> Result<(), KafkaError> {

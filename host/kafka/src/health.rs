@@ -7,7 +7,6 @@
 //! broker for metadata before it calls the brokers unreachable, and again until one answers.
 //! Nothing wakes up while the brokers answer: a thousand idle connectors cost nothing here.
 
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use rdkafka::client::ClientContext;
@@ -26,15 +25,13 @@ pub struct Unreachable {
 /// The shared reachability of one run's clients.
 #[derive(Debug)]
 pub struct BrokerHealth {
-    /// The first "all brokers are down" not yet checked by the watch.
+    /// The first "all brokers are down" not yet taken by the watch.
     suspicion: watch::Sender<Option<Unreachable>>,
-    /// The outage the watch confirmed, until a broker answers again.
-    confirmed: Mutex<Option<Unreachable>>,
 }
 
 impl Default for BrokerHealth {
     fn default() -> Self {
-        Self { suspicion: watch::channel(None).0, confirmed: Mutex::new(None) }
+        Self { suspicion: watch::channel(None).0 }
     }
 }
 
@@ -61,27 +58,13 @@ impl BrokerHealth {
         });
     }
 
-    /// Waits for a client to say every broker is down; returns what it said, and when.
-    pub async fn suspected(&self) -> Unreachable {
+    /// Waits for a client to say every broker is down and takes that suspicion (what it said,
+    /// and when): errors from then on raise a new one, so none is lost while it is checked.
+    pub async fn take_suspicion(&self) -> Unreachable {
         let mut rx = self.suspicion.subscribe();
-        let seen = rx.wait_for(Option::is_some).await;
         // The sender lives in `self`, so the channel cannot close while this borrows it.
-        seen.ok().and_then(|s| s.clone()).unwrap_or_else(|| Unreachable { since: SystemTime::now(), message: String::new() })
-    }
-
-    /// The suspicion was checked: errors from now on raise a new one.
-    pub fn clear_suspicion(&self) {
-        self.suspicion.send_replace(None);
-    }
-
-    /// Sets (or, with `None`, ends) the confirmed outage the status shows.
-    pub fn confirm(&self, outage: Option<Unreachable>) {
-        *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = outage;
-    }
-
-    /// The confirmed outage going on, if any.
-    pub fn unreachable(&self) -> Option<Unreachable> {
-        self.confirmed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let _ = rx.wait_for(Option::is_some).await;
+        self.suspicion.send_replace(None).unwrap_or_else(|| Unreachable { since: SystemTime::now(), message: String::new() })
     }
 }
 
@@ -112,18 +95,16 @@ mod tests {
         health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::BrokerTransportFailure), "one broker lost");
         let waiter = tokio::spawn({
             let health = health.clone();
-            async move { health.suspected().await }
+            async move { health.take_suspicion().await }
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiter.is_finished(), "one broker's transport failure is not an outage");
         health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "1/1 brokers are down");
         health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "later");
         let first = tokio::time::timeout(Duration::from_secs(5), waiter).await.expect("the waiter wakes").expect("joined");
-        assert_eq!(first.message, "1/1 brokers are down");
-        assert_eq!(health.suspected().await, first, "a repeat keeps the first time and message");
-        health.clear_suspicion();
-        assert_eq!(health.unreachable(), None, "a suspicion is not an outage until confirmed");
-        health.confirm(Some(first.clone()));
-        assert_eq!(health.unreachable(), Some(first));
+        assert_eq!(first.message, "1/1 brokers are down", "a repeat keeps the first time and message");
+        health.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "after the take");
+        let second = tokio::time::timeout(Duration::from_secs(5), health.take_suspicion()).await.expect("a report after the take is a new suspicion");
+        assert_eq!(second.message, "after the take");
     }
 }

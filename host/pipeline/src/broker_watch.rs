@@ -14,34 +14,46 @@ use turnpike_kafka::{BrokerHealth, Producer};
 use crate::events::EventKind;
 use crate::status::LiveStatus;
 
-/// How often an outage is probed.
+/// The pause between two probes during an outage.
 const PROBE_INTERVAL: Duration = Duration::from_secs(2);
 /// How long one probe waits for an answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Runs for as long as the run does (the caller drops it when the run ends).
 pub(crate) async fn watch(health: Arc<BrokerHealth>, producer: Producer, status: Arc<LiveStatus>) {
+    // An outage an earlier run saw lasts until a broker answers this run's clients.
+    if status.measures.outage().is_some() {
+        until_a_broker_answers(&producer).await;
+        end_outage(&status);
+    }
     loop {
-        let suspicion = health.suspected().await;
+        let suspicion = health.take_suspicion().await;
         if producer.reaches_broker(PROBE_TIMEOUT).await {
             // A passing disconnection, or an error read late: a broker answers.
-            health.clear_suspicion();
             continue;
         }
-        let since = suspicion.since;
-        health.confirm(Some(suspicion.clone()));
         LiveStatus::add(&status.measures.broker_outages, 1);
-        status.events().emit(status.name(), EventKind::BrokerUnreachable { message: suspicion.message });
-        loop {
-            tokio::time::sleep(PROBE_INTERVAL).await;
-            if producer.reaches_broker(PROBE_TIMEOUT).await {
-                break;
-            }
-        }
-        health.confirm(None);
-        health.clear_suspicion();
-        // From the first error, as the status's `since` says.
-        let unreachable_ms = u64::try_from(since.elapsed().unwrap_or_default().as_millis()).unwrap_or(u64::MAX);
-        status.events().emit(status.name(), EventKind::BrokerReachable { unreachable_ms });
+        status.events().emit(status.name(), EventKind::BrokerUnreachable { message: suspicion.message.clone() });
+        status.measures.set_outage(Some(suspicion));
+        until_a_broker_answers(&producer).await;
+        end_outage(&status);
     }
+}
+
+async fn until_a_broker_answers(producer: &Producer) {
+    loop {
+        tokio::time::sleep(PROBE_INTERVAL).await;
+        if producer.reaches_broker(PROBE_TIMEOUT).await {
+            return;
+        }
+    }
+}
+
+/// Emits the end of the outage (measured from the first error, as the status's `since`),
+/// then clears it.
+fn end_outage(status: &LiveStatus) {
+    let since = status.measures.outage().map(|o| o.since);
+    let unreachable_ms = since.and_then(|s| s.elapsed().ok()).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    status.events().emit(status.name(), EventKind::BrokerReachable { unreachable_ms });
+    status.measures.set_outage(None);
 }

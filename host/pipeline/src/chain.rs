@@ -121,6 +121,7 @@ pub(crate) struct Chain {
     /// sink connector, whose records go to its sink whatever a transform routes.
     writable: Option<Vec<String>>,
     cancel: CancellationToken,
+    task: usize,
 }
 
 /// What a chain runs with besides its stages.
@@ -133,12 +134,14 @@ pub(crate) struct ChainContext {
     pub(crate) writable: Option<Vec<String>>,
     /// Cancelled when the connector stops: ends retry pauses.
     pub(crate) cancel: CancellationToken,
+    /// Which of the connector's tasks runs this chain (from 0).
+    pub(crate) task: usize,
 }
 
 impl Chain {
     pub(crate) fn new(stages: Vec<Stage>, cx: ChainContext) -> Self {
-        let ChainContext { connector, limits, errors, status, writable, cancel } = cx;
-        Self { stages, connector, limits, errors, status, writable, cancel }
+        let ChainContext { connector, limits, errors, status, writable, cancel, task } = cx;
+        Self { stages, connector, limits, errors, status, writable, cancel, task }
     }
 
     pub(crate) fn plugin_labels(&self) -> Vec<String> {
@@ -180,6 +183,7 @@ impl Chain {
         }
         self.stages = fresh;
         self.limits = limits;
+        self.status.measures.stages_replaced(self.task);
         Ok(())
     }
 
@@ -190,16 +194,16 @@ impl Chain {
         let usage = instance.take_usage();
         let replace = result.is_ok() && instance.needs_replacing();
         let stage = transform_stage(i);
-        self.status.measures.note_usage(&stage, &self.stages[i].info.label(), usage);
+        self.status.measures.note_usage(self.task, &stage, &self.stages[i].info.label(), usage);
         if replace {
             tracing::debug!(connector = %self.connector, plugin = %self.stages[i].info.label(), "instance memory near its limit; replacing it before the next batch");
             self.stages[i].instance = None;
-            self.status.measures.released(&stage);
+            self.status.measures.released(self.task, &stage);
             LiveStatus::add(&self.status.instance_replacements, 1);
         }
         if let Err(CallError::Fault(fault)) = &result {
             self.stages[i].instance = None;
-            self.status.measures.released(&stage);
+            self.status.measures.released(self.task, &stage);
             LiveStatus::add(&self.status.instance_restarts, 1);
             self.status.fault(&self.stages[i].info.label(), fault.class(), &fault.to_string());
         }
@@ -360,7 +364,7 @@ mod tests {
 
     fn empty_chain() -> Chain {
         let status = Arc::new(LiveStatus::new("c", Arc::new(Events::default())));
-        let cx = ChainContext { connector: "c".into(), limits: InstanceLimits::default(), errors: ErrorsConfig::default(), status, writable: None, cancel: CancellationToken::new() };
+        let cx = ChainContext { connector: "c".into(), limits: InstanceLimits::default(), errors: ErrorsConfig::default(), status, writable: None, cancel: CancellationToken::new(), task: 0 };
         Chain::new(Vec::new(), cx)
     }
 

@@ -34,7 +34,7 @@ pub use events::{Event, EventKind, Events};
 pub use host::{Applied, Host, HostError, SecretEntry, SAMPLE_VALUE_CAP};
 pub use registry::{BrokenPlugin, PluginInfo, PluginRegistry, RegistryError};
 pub use grant_status::{DatabaseStatus, StorageStatus};
-pub use measures::{BatchDurations, BrokerUnreachable, InstanceMemory, PartitionLag, BATCH_BUCKETS};
+pub use measures::{BatchDurations, BrokerUnreachable, InstanceMemory, PartitionLag, TaskPartition, TaskStatus, BATCH_BUCKETS};
 pub use status::{ConnectorStatus, FailingRecord, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, HttpGrant, Runtime};

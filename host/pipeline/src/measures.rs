@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use turnpike_kafka::{BrokerHealth, Consumer, Unreachable};
+use turnpike_kafka::{Consumer, Unreachable};
 use turnpike_runtime::Usage;
 
 /// Upper bounds of the batch-duration buckets, in seconds: from a quick native transform
@@ -31,6 +31,8 @@ pub struct BatchDurations {
 /// One plugin instance's memory, as the status shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct InstanceMemory {
+    /// The task running it (from 1; see the connector's `tasks`).
+    pub task: u32,
     /// Where in the connector: `source`, `transform-1` (first transform), …, `sink`.
     pub stage: String,
     /// `name@version`.
@@ -50,6 +52,28 @@ pub struct PartitionLag {
     pub lag: i64,
 }
 
+/// An input partition of one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TaskPartition {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: i32,
+}
+
+/// One task (a consumer and its plugin instances) of a connector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TaskStatus {
+    /// From 1.
+    pub task: u32,
+    /// The input partitions its consumer is assigned now.
+    pub partitions: Vec<TaskPartition>,
+    /// Records it read in the current run.
+    pub records_in: u64,
+    /// Records in its partitions not yet read (none before its first read).
+    pub lag: Option<i64>,
+}
+
 /// No broker answers the connector's clients.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct BrokerUnreachable {
@@ -63,17 +87,25 @@ pub struct BrokerUnreachable {
 #[derive(Default)]
 pub(crate) struct Measures {
     cpu_nanos: AtomicU64,
-    /// Per stage: the plugin and its instance's memory; 0 once the instance is gone.
-    memory: Mutex<BTreeMap<String, (String, u64)>>,
+    /// Per task and stage: the plugin and its instance's memory; 0 once the instance is gone.
+    memory: Mutex<BTreeMap<(usize, String), (String, u64)>>,
     batch_buckets: [AtomicU64; BATCH_BUCKETS.len()],
     /// Batches longer than the last bucket.
     batch_overflow: AtomicU64,
     batch_nanos: AtomicU64,
-    /// The current run's consumer (transforms and sinks), for lag at read time.
-    consumer: Mutex<Option<Arc<Consumer>>>,
-    /// The current run's broker reachability.
-    health: Mutex<Option<Arc<BrokerHealth>>>,
+    /// The current run's consumers (transforms and sinks), by task, for lag at read time.
+    consumers: Mutex<BTreeMap<usize, Arc<Consumer>>>,
+    /// Records each task read in the current run.
+    task_records: Mutex<BTreeMap<usize, u64>>,
+    /// The outage the broker watch confirmed, until a broker answers again; kept across runs
+    /// (a run that fails during an outage hands it to the next, which ends it).
+    outage: Mutex<Option<Unreachable>>,
     pub(crate) broker_outages: AtomicU64,
+}
+
+/// A task's number as people count (the index from 0 internally).
+fn task_number(task: usize) -> u32 {
+    u32::try_from(task + 1).unwrap_or(u32::MAX)
 }
 
 /// Stage name of the `index`-th transform (counted from 1, as a person would).
@@ -82,25 +114,35 @@ pub(crate) fn transform_stage(index: usize) -> String {
 }
 
 impl Measures {
-    /// Adds what an instance of `plugin` at `stage` used since it was last asked.
-    pub(crate) fn note_usage(&self, stage: &str, plugin: &str, usage: Usage) {
+    /// Adds what task `task`'s instance of `plugin` at `stage` used since it was last asked.
+    pub(crate) fn note_usage(&self, task: usize, stage: &str, plugin: &str, usage: Usage) {
         self.cpu_nanos.fetch_add(u64::try_from(usage.cpu.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
         let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
-        memory.insert(stage.to_owned(), (plugin.to_owned(), usage.memory_bytes));
+        memory.insert((task, stage.to_owned()), (plugin.to_owned(), usage.memory_bytes));
     }
 
-    /// The instance at `stage` is gone (faulted, replaced, or the run ended).
-    pub(crate) fn released(&self, stage: &str) {
-        if let Some(entry) = self.memory.lock().unwrap_or_else(|p| p.into_inner()).get_mut(stage) {
-            entry.1 = 0;
-        }
+    /// Task `task`'s instance at `stage` is gone (faulted or replaced); a new one shows up
+    /// after its first call.
+    pub(crate) fn released(&self, task: usize, stage: &str) {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).remove(&(task, stage.to_owned()));
     }
 
-    /// The run ended: no instance holds memory, no consumer lags, no client is unreachable.
+    /// Counts records task `task` read.
+    pub(crate) fn task_read(&self, task: usize, records: u64) {
+        *self.task_records.lock().unwrap_or_else(|p| p.into_inner()).entry(task).or_default() += records;
+    }
+
+    /// The run ended: no instance holds memory, no consumer lags. (An outage goes on until
+    /// a broker answers: the next run's watch ends it.)
     pub(crate) fn run_ended(&self) {
-        self.memory.lock().unwrap_or_else(|p| p.into_inner()).values_mut().for_each(|e| e.1 = 0);
-        *self.consumer.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.health.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Task `task`'s stages were replaced (a hot swap): the old instances are gone.
+    pub(crate) fn stages_replaced(&self, task: usize) {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, stage), _| *t != task || !stage.starts_with("transform-"));
     }
 
     /// Notes how long one batch took.
@@ -113,23 +155,44 @@ impl Measures {
         self.batch_nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
-    pub(crate) fn set_consumer(&self, consumer: Arc<Consumer>) {
-        *self.consumer.lock().unwrap_or_else(|p| p.into_inner()) = Some(consumer);
+    pub(crate) fn set_consumer(&self, task: usize, consumer: Arc<Consumer>) {
+        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).insert(task, consumer);
     }
 
-    pub(crate) fn set_health(&self, health: Arc<BrokerHealth>) {
-        *self.health.lock().unwrap_or_else(|p| p.into_inner()) = Some(health);
+    pub(crate) fn set_outage(&self, outage: Option<Unreachable>) {
+        *self.outage.lock().unwrap_or_else(|p| p.into_inner()) = outage;
     }
 
     pub(crate) fn cpu_seconds(&self) -> f64 {
         self.cpu_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
 
-    /// Every stage's instance memory, in stage order as stored (`source`, `sink`,
-    /// `transform-N` sort apart; the list says which is which).
+    /// Every instance's memory, by task, then stage name (`sink` and `source` sort apart
+    /// from `transform-N`; each entry says which it is).
     pub(crate) fn instances(&self) -> Vec<InstanceMemory> {
         let memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
-        memory.iter().map(|(stage, (plugin, bytes))| InstanceMemory { stage: stage.clone(), plugin: plugin.clone(), memory_bytes: *bytes }).collect()
+        memory
+            .iter()
+            .map(|((task, stage), (plugin, bytes))| InstanceMemory { task: task_number(*task), stage: stage.clone(), plugin: plugin.clone(), memory_bytes: *bytes })
+            .collect()
+    }
+
+    /// Each task of the current run that has a consumer: its partitions, reads and lag.
+    pub(crate) fn tasks(&self) -> Vec<TaskStatus> {
+        let consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let records = self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        consumers
+            .iter()
+            .map(|(task, consumer)| {
+                let lags = consumer.partition_lag();
+                TaskStatus {
+                    task: task_number(*task),
+                    partitions: consumer.assigned().into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
+                    records_in: records.get(task).copied().unwrap_or(0),
+                    lag: (!lags.is_empty()).then(|| lags.iter().map(|(_, _, lag)| lag).sum()),
+                }
+            })
+            .collect()
     }
 
     pub(crate) fn batch_durations(&self) -> BatchDurations {
@@ -146,15 +209,17 @@ impl Measures {
         BatchDurations { buckets, sum_seconds: self.batch_nanos.load(Ordering::Relaxed) as f64 / 1e9, count }
     }
 
-    /// The current consumer's lag per partition (empty without one).
+    /// The current consumers' lag per partition (empty without one), in partition order.
     pub(crate) fn partition_lag(&self) -> Vec<PartitionLag> {
-        let consumer = self.consumer.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        consumer.map_or_else(Vec::new, |c| c.partition_lag().into_iter().map(|(topic, partition, lag)| PartitionLag { topic, partition, lag }).collect())
+        let consumers: Vec<Arc<Consumer>> = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let mut lags: Vec<PartitionLag> = consumers.iter().flat_map(|c| c.partition_lag()).map(|(topic, partition, lag)| PartitionLag { topic, partition, lag }).collect();
+        lags.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        lags
     }
 
-    /// The outage the current run's clients are in, if any.
-    pub(crate) fn unreachable(&self) -> Option<Unreachable> {
-        self.health.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|h| h.unreachable())
+    /// The outage going on, if any.
+    pub(crate) fn outage(&self) -> Option<Unreachable> {
+        self.outage.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -178,14 +243,18 @@ mod tests {
     #[test]
     fn memory_is_kept_per_stage_and_released_with_the_instance() {
         let m = Measures::default();
-        m.note_usage("transform-1", "a@1", Usage { cpu: Duration::from_millis(5), memory_bytes: 1 << 20 });
-        m.note_usage("sink", "s@1", Usage { cpu: Duration::from_millis(7), memory_bytes: 2 << 20 });
-        m.note_usage("transform-1", "a@1", Usage { cpu: Duration::from_millis(1), memory_bytes: 3 << 20 });
-        assert_eq!(m.instances().iter().map(|i| i.memory_bytes).sum::<u64>(), 5 << 20, "the sum of the instances' latest figures");
-        assert!((m.cpu_seconds() - 0.013).abs() < 1e-9);
-        m.released("sink");
-        assert_eq!(m.instances().iter().map(|i| i.memory_bytes).sum::<u64>(), 3 << 20);
+        m.note_usage(0, "transform-1", "a@1", Usage { cpu: Duration::from_millis(5), memory_bytes: 1 << 20 });
+        m.note_usage(0, "sink", "s@1", Usage { cpu: Duration::from_millis(7), memory_bytes: 2 << 20 });
+        m.note_usage(0, "transform-1", "a@1", Usage { cpu: Duration::from_millis(1), memory_bytes: 3 << 20 });
+        m.note_usage(1, "transform-1", "a@1", Usage { cpu: Duration::from_millis(2), memory_bytes: 1 << 20 });
+        assert_eq!(m.instances().iter().map(|i| i.memory_bytes).sum::<u64>(), 6 << 20, "the sum of every task's instances' latest figures");
+        assert_eq!(m.instances().iter().map(|i| i.task).collect::<Vec<_>>(), [1, 1, 2]);
+        assert!((m.cpu_seconds() - 0.015).abs() < 1e-9);
+        m.released(0, "sink");
+        assert_eq!(m.instances().iter().map(|i| i.memory_bytes).sum::<u64>(), 4 << 20);
+        m.stages_replaced(1);
+        assert_eq!(m.instances().len(), 1, "task 2's transform went with the swap");
         m.run_ended();
-        assert_eq!(m.instances().iter().map(|i| i.memory_bytes).sum::<u64>(), 0);
+        assert!(m.instances().is_empty());
     }
 }

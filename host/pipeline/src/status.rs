@@ -14,7 +14,7 @@ use turnpike_runtime::FaultClass;
 use crate::connector_state::ConnectorState;
 use crate::events::{EventKind, Events};
 use crate::grant_status::{DatabaseStatus, StorageStatus};
-use crate::measures::{BatchDurations, BrokerUnreachable, InstanceMemory, Measures, PartitionLag};
+use crate::measures::{BatchDurations, BrokerUnreachable, InstanceMemory, Measures, PartitionLag, TaskStatus};
 use crate::throughput::Throughput;
 
 /// Why a connector failed.
@@ -110,6 +110,9 @@ pub struct ConnectorStatus {
     pub lag: Option<i64>,
     /// `lag` per input partition read so far (empty when `lag` is none).
     pub lag_by_partition: Vec<PartitionLag>,
+    /// The running tasks (transforms and sinks; see `tasks` in the config): each one's
+    /// partitions, reads and lag.
+    pub tasks: Vec<TaskStatus>,
     /// CPU time the connector's plugin instances spent in calls since the host started.
     pub plugin_cpu_seconds: f64,
     /// Linear memory held by the connector's plugin instances now: the sum of `instances`.
@@ -229,6 +232,10 @@ impl LiveStatus {
         }
         {
             let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            // The tasks of one run each say `RUNNING` (or `PAUSED`): one change, one event.
+            if s.0 == state && error.is_none() && matches!(state, ConnectorState::Running | ConnectorState::Paused) {
+                return;
+            }
             let keeps_error = matches!(state, ConnectorState::Restarting | ConnectorState::Failed);
             let error = error.clone().or_else(|| if keeps_error { s.2.clone() } else { None });
             *s = (state, SystemTime::now(), error);
@@ -330,10 +337,11 @@ impl LiveStatus {
             history: rates.history,
             lag: (!lag_by_partition.is_empty()).then(|| lag_by_partition.iter().map(|p| p.lag).sum()),
             lag_by_partition,
+            tasks: if state == ConnectorState::Running { self.measures.tasks() } else { Vec::new() },
             plugin_cpu_seconds: self.measures.cpu_seconds(),
             plugin_memory_bytes: instances.iter().map(|i| i.memory_bytes).sum(),
             instances,
-            broker_unreachable: self.measures.unreachable().map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
+            broker_unreachable: self.measures.outage().filter(|_| !matches!(state, ConnectorState::Stopped | ConnectorState::Unassigned)).map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
             broker_outages: self.measures.broker_outages.load(Ordering::Relaxed),
             batch_durations: self.measures.batch_durations(),
             records_failed: self.records_failed.load(Ordering::Relaxed),

@@ -59,26 +59,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch
         let run = {
             let connector = connector.borrow().clone();
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
-            tokio::spawn(async move {
-                match build_task(&shared, &connector, &status, &cancel, &controls) {
-                    Ok((task, (health, producer))) => {
-                        let running = async move {
-                            match task {
-                                Task::Transform(task) => task.run().await,
-                                Task::Source(task) => task.run().await,
-                                Task::Sink(task) => task.run().await,
-                            }
-                        };
-                        // The watch never ends on its own: the run's end drops it.
-                        tokio::select! {
-                            biased;
-                            () = running => {}
-                            () = crate::broker_watch::watch(health, producer, status.clone()) => {}
-                        }
-                    }
-                    Err(fault) => status.set(ConnectorState::Failed, Some(fault)),
-                }
-            })
+            tokio::spawn(async move { run_tasks(&shared, &connector, &status, &cancel, &controls).await })
         };
         let ended = run.await;
         status.measures.run_ended();
@@ -216,9 +197,65 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     Ok(info)
 }
 
-/// Resolves the connector's plugins and creates its Kafka clients; with the task, what the
-/// broker watch needs: the clients' shared reachability and the producer to probe with.
-fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls) -> Result<(Task, (Arc<BrokerHealth>, Producer)), FaultInfo> {
+/// One run: the connector's tasks (one for a source, `tasks` for the others), each spawned on
+/// its own so they use several cores, and the broker watch beside them. When one task ends
+/// (failed, or stopped) the others are stopped too: a run fails or stops as a whole, and the
+/// restart policy restarts all of it. A task's panic is raised again here, for the supervisor.
+async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, controls: &Controls) {
+    let count = if matches!(connector.flow(), Flow::Source { .. }) { 1 } else { connector.config().tasks.get() as usize };
+    let health = Arc::new(BrokerHealth::default());
+    let run_cancel = cancel.child_token();
+    let mut tasks = Vec::with_capacity(count);
+    let mut probe = None;
+    for index in 0..count {
+        match build_task(shared, connector, status, &run_cancel, controls, index, &health) {
+            Ok((task, producer)) => {
+                probe.get_or_insert(producer);
+                tasks.push(task);
+            }
+            Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
+        }
+    }
+    let Some(probe) = probe else { return };
+    let mut running = tokio::task::JoinSet::new();
+    for task in tasks {
+        running.spawn(async move {
+            match task {
+                Task::Transform(task) => task.run().await,
+                Task::Source(task) => task.run().await,
+                Task::Sink(task) => task.run().await,
+            }
+        });
+    }
+    // The watch never ends on its own: the run's end drops it.
+    let watch = crate::broker_watch::watch(health, probe, status.clone());
+    let mut watch = std::pin::pin!(watch);
+    let mut panicked = None;
+    loop {
+        tokio::select! {
+            biased;
+            joined = running.join_next() => match joined {
+                None => break,
+                Some(ended) => {
+                    run_cancel.cancel();
+                    if let Err(e) = ended {
+                        if e.is_panic() {
+                            panicked.get_or_insert(e.into_panic());
+                        }
+                    }
+                }
+            },
+            () = &mut watch => {}
+        }
+    }
+    if let Some(payload) = panicked {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// Resolves the connector's plugins and creates task `index`'s Kafka clients, which report to
+/// the run's `health`; with the task, its producer (for the broker watch to probe with).
+fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, Producer), FaultInfo> {
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -243,12 +280,10 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     limits.scrub = resolved.scrub.clone();
     // A sink connector writes to its sink, whatever a transform routes: `None`.
     let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
-    let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone() };
+    let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone(), task: index };
     let chain = Chain::new(stages, chain_cx);
-    let health = Arc::new(BrokerHealth::default());
-    status.measures.set_health(health.clone());
     let producer = Producer::with_health(&shared.kafka, health.clone()).map_err(kafka_fault)?;
-    let watch = (health.clone(), producer.clone());
+    let probe = producer.clone();
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let consumer = || {
@@ -258,10 +293,10 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
             topics: connector.topics().iter().map(ToString::to_string).collect(),
         };
         let consumer = Consumer::with_health(&shared.kafka, &options, health.clone()).map(Arc::new).map_err(kafka_fault)?;
-        status.measures.set_consumer(consumer.clone());
+        status.measures.set_consumer(index, consumer.clone());
         Ok::<_, FaultInfo>(consumer)
     };
-    let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone() };
+    let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone(), task: index };
     let task = match connector.flow() {
         Flow::Source { source, output } => {
             let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source, team)?;
@@ -287,7 +322,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         }),
     };
     status.set_plugins(labels);
-    Ok((task, watch))
+    Ok((task, probe))
 }
 
 #[cfg(test)]

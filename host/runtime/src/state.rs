@@ -111,11 +111,14 @@ pub(crate) struct MemoryLimiter {
     pub(crate) peak_bytes: usize,
     /// All the instance's memories together (each one's creation is a growth from 0).
     pub(crate) total_bytes: usize,
+    /// The growth last allowed, taken back if wasmtime then fails it (the limiter is asked
+    /// before the memory's own maximum is checked).
+    pending_bytes: usize,
 }
 
 impl MemoryLimiter {
     fn new(max_bytes: usize) -> Self {
-        Self { max_bytes, refused: false, peak_bytes: 0, total_bytes: 0 }
+        Self { max_bytes, refused: false, peak_bytes: 0, total_bytes: 0, pending_bytes: 0 }
     }
 
     /// How full the fullest memory is, from 0 to 1.
@@ -136,14 +139,25 @@ const MAX_TABLES: usize = 1_000;
 const MAX_MEMORIES: usize = 100;
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.max_bytes {
             self.refused = true;
             return Ok(false);
         }
+        if maximum.is_some_and(|m| desired > m) {
+            // Past the memory's declared maximum: wasmtime fails the growth itself.
+            return Ok(true);
+        }
         self.peak_bytes = self.peak_bytes.max(desired);
-        self.total_bytes += desired.saturating_sub(current);
+        self.pending_bytes = desired.saturating_sub(current);
+        self.total_bytes += self.pending_bytes;
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.total_bytes = self.total_bytes.saturating_sub(std::mem::take(&mut self.pending_bytes));
+        tracing::debug!(error = %error, "a plugin's memory growth failed");
+        Ok(())
     }
 
     fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {

@@ -35,6 +35,8 @@ pub(crate) struct TaskContext {
     pub(crate) cancel: CancellationToken,
     /// `true` while the connector is paused.
     pub(crate) paused: watch::Receiver<bool>,
+    /// Which of the connector's tasks this is (from 0).
+    pub(crate) task: usize,
 }
 
 /// Why a connector's loop ended.

@@ -171,7 +171,7 @@ impl Writer {
         let plugin = self.plugin.label();
         let error = loop {
             let written = self.sink.write(batch).await;
-            cx.status.measures.note_usage("sink", &plugin, self.sink.take_usage());
+            cx.status.measures.note_usage(cx.task, "sink", &plugin, self.sink.take_usage());
             let log = RetryLog { status: &cx.status, connector: cx.connector.name().as_str(), plugin: &plugin, what: "sink asked to retry the write" };
             match retry.settle(written, log).await {
                 Attempt::Done(rejected) => return Ok(Some(rejected)),
@@ -204,7 +204,7 @@ impl Writer {
         let plugin = self.plugin.label();
         loop {
             let flushed = self.sink.flush().await;
-            cx.status.measures.note_usage("sink", &plugin, self.sink.take_usage());
+            cx.status.measures.note_usage(cx.task, "sink", &plugin, self.sink.take_usage());
             let log = RetryLog { status: &cx.status, connector: cx.connector.name().as_str(), plugin: &plugin, what: "sink asked to retry the flush" };
             let message = match retry.settle(flushed, log).await {
                 Attempt::Done(()) => break,
@@ -264,7 +264,7 @@ impl Writer {
             }
             let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
             let told = self.sink.partitions(&partitions, assigned).await;
-            cx.status.measures.note_usage("sink", &self.plugin.label(), self.sink.take_usage());
+            cx.status.measures.note_usage(cx.task, "sink", &self.plugin.label(), self.sink.take_usage());
             told.map_err(|e| match e {
                 CallError::Fault(f) => sink_fault(&self.plugin, &cx.status, &f),
                 other => FaultInfo::new(FaultClass::RecordError, other.to_string()),

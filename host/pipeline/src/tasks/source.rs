@@ -153,7 +153,7 @@ impl SourceTask {
         let label = self.plugin.info.label();
         loop {
             let polled = source.poll(max_records).await;
-            self.cx.status.measures.note_usage("source", &label, source.take_usage());
+            self.cx.status.measures.note_usage(self.cx.task, "source", &label, source.take_usage());
             let connector = self.cx.connector.name().as_str();
             let log = RetryLog { status: &self.cx.status, connector, plugin: &label, what: "source asked to retry the poll" };
             match retry.settle(polled, log).await {

@@ -1,0 +1,70 @@
+//! `tasks: N` on real Kafka: one connector runs N pipelines (a consumer and plugin instances
+//! each) in one host; its group spreads the partitions over them and every record comes out.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use turnpike_tests::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_tasks_share_twelve_partitions_and_every_record_comes_out() -> anyhow::Result<()> {
+    let topic = unique("tasks-in");
+    create_topic(&topic, 12).await?;
+    let records: Vec<_> = (0..6_000).map(|i| (format!("k{i}"), format!("{{\"n\":{i},\"email\":\"u{i}@example.com\"}}"))).collect();
+    produce(&producer()?, &topic, &records).await?;
+    let connector = format!(
+        "- name: wide\n  topics: [{topic}]\n  output_topic: {topic}-out\n  tasks: 4\n  transforms:\n    - plugin: pii-mask\n      config: {{ fields: [email] }}\n"
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-tasks"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    host.wait_state("wide", "RUNNING", Duration::from_secs(120))?;
+
+    let out = consume_until(&format!("{topic}-out"), Duration::from_secs(120), distinct_keys_reach(6_000)).await?;
+    let (distinct, duplicates) = distinct_and_duplicates(&out);
+    assert_eq!(distinct, 6_000, "every input came out ({duplicates} duplicates); log:\n{}", host.log_text());
+    assert!(out.iter().all(|(_, v)| !v.contains("@example.com")), "the plugin ran on every record");
+
+    // Once the group settles, each of the four consumers holds three partitions.
+    let status = wait_until("four tasks with three partitions each", Duration::from_secs(60), || {
+        let status = host.get("/v1/connectors/wide")?.1;
+        let counts: Vec<usize> = status["tasks"].as_array().map(|t| t.iter().map(|t| t["partitions"].as_array().map_or(0, Vec::len)).collect()).unwrap_or_default();
+        Ok((counts == [3, 3, 3, 3]).then_some(status))
+    })
+    .with_context(|| format!("{}\nlog:\n{}", host.get("/v1/connectors/wide").map(|s| s.1.to_string()).unwrap_or_default(), host.log_text()))?;
+    let tasks = status["tasks"].as_array().context("tasks")?;
+    assert_eq!(tasks.iter().map(|t| t["task"].as_u64()).collect::<Vec<_>>(), [Some(1), Some(2), Some(3), Some(4)]);
+    let mut partitions: Vec<i64> = tasks.iter().flat_map(|t| t["partitions"].as_array().cloned().unwrap_or_default()).filter_map(|p| p["partition"].as_i64()).collect();
+    partitions.sort_unstable();
+    assert_eq!(partitions, (0..12).collect::<Vec<_>>(), "no partition twice, none left out: {status}");
+    let read: u64 = tasks.iter().filter_map(|t| t["records_in"].as_u64()).sum();
+    assert!(read >= 6_000, "the tasks read the backlog between them: {status}");
+    assert!(tasks.iter().filter(|t| t["records_in"].as_u64() > Some(0)).count() >= 2, "more than one task did the work: {status}");
+    // Each task runs its own plugin instance.
+    let instances = status["instances"].as_array().context("instances")?;
+    let mut tasks_with_instance: Vec<u64> = instances.iter().filter_map(|i| i["task"].as_u64()).collect();
+    tasks_with_instance.dedup();
+    assert!(tasks_with_instance.len() >= 2, "{status}");
+
+    let (code, metrics) = http(&host.admin, "GET", "/metrics")?;
+    assert_eq!(code, 200);
+    for task in 1..=4 {
+        let series = format!(r#"turnpike_task_records_total{{connector="wide",task="{task}"}}"#);
+        assert!(metrics.lines().any(|l| l.starts_with(&series)), "{series} in:\n{metrics}");
+    }
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_source_connector_refuses_more_than_one_task() -> anyhow::Result<()> {
+    let host_config = bare_host_config();
+    let dir = std::env::temp_dir().join(unique("turnpike-source-tasks"));
+    let host = HostProcess::start(&dir, &host_config)?;
+    wait_healthy(&host)?;
+    let connector = serde_json::json!({ "output_topic": "ticks", "tasks": 3, "source": { "plugin": "datagen", "config": {} } });
+    let (code, body) = http_json(&host.admin, "PUT", "/v1/connectors/ticks", &connector)?;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.to_string().contains("a source connector runs one task"), "{body}");
+    assert!(body.to_string().contains("tasks"), "{body}");
+    Ok(())
+}
