@@ -181,12 +181,14 @@ impl Consumer {
     pub fn with_health(settings: &[(String, String)], options: &ConsumerOptions, health: Arc<BrokerHealth>) -> Result<Self, KafkaError> {
         let mut config = ClientConfig::new();
         // Defaults first so the user's settings can override them, except the two that make
-        // delivery at-least-once, which are set last. The timeouts are the classic group
-        // protocol's: with `group.protocol: consumer` (KIP-848) the broker decides them and
-        // librdkafka refuses to create a consumer that sets them.
+        // delivery at-least-once, which are set last. The timeouts and the assignor are the
+        // classic group protocol's: with `group.protocol: consumer` (KIP-848) the broker
+        // decides them and librdkafka refuses to create a consumer that sets them. The
+        // cooperative assignor moves only the partitions that change owner; the others keep
+        // flowing through a rebalance (the eager default stops every member's partitions).
         let kip848 = settings.iter().any(|(k, v)| k == "group.protocol" && v.trim().eq_ignore_ascii_case("consumer"));
         if !kip848 {
-            config.set("session.timeout.ms", "10000").set("heartbeat.interval.ms", "2000");
+            config.set("session.timeout.ms", "10000").set("heartbeat.interval.ms", "2000").set("partition.assignment.strategy", "cooperative-sticky");
         }
         for (k, v) in settings {
             config.set(k, v);
