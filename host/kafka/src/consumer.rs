@@ -102,42 +102,58 @@ fn record_size(msg: &BorrowedMessage<'_>) -> usize {
 }
 
 /// Per partition, the next offset to read: what a commit records.
+///
+/// Keyed by topic, then partition, so that noting a record (once per record read) looks the
+/// topic up by `&str` and allocates only for a topic not seen yet in this batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Offsets(BTreeMap<(String, i32), i64>);
+pub struct Offsets(BTreeMap<String, BTreeMap<i32, i64>>);
 
 impl Offsets {
     /// Notes that the record at `offset` is done.
     pub fn done(&mut self, topic: &str, partition: i32, offset: i64) {
         let next = offset + 1;
-        match self.0.get_mut(&(topic.to_owned(), partition)) {
-            Some(o) => *o = (*o).max(next),
+        match self.0.get_mut(topic) {
+            Some(partitions) => {
+                let o = partitions.entry(partition).or_insert(next);
+                *o = (*o).max(next);
+            }
             None => {
-                self.0.insert((topic.to_owned(), partition), next);
+                self.0.insert(topic.to_owned(), BTreeMap::from([(partition, next)]));
             }
         }
     }
 
+    /// Sets a partition's next offset as given.
+    fn set(&mut self, topic: &str, partition: i32, next: i64) {
+        self.0.entry(topic.to_owned()).or_default().insert(partition, next);
+    }
+
     /// Takes in offsets noted elsewhere (later ones win).
     pub fn merge(&mut self, other: &Offsets) {
-        for ((t, p), o) in &other.0 {
-            self.done(t, *p, o - 1);
+        for (t, p, o) in other.iter() {
+            self.done(t, p, o - 1);
         }
     }
 
     /// Whether nothing is noted.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.values().all(BTreeMap::is_empty)
     }
 
-    /// `(topic, partition, next offset)` triples.
+    /// `(topic, partition, next offset)` triples, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, i64)> {
-        self.0.iter().map(|((t, p), o)| (t.as_str(), *p, *o))
+        self.0.iter().flat_map(|(t, partitions)| partitions.iter().map(move |(p, o)| (t.as_str(), *p, *o)))
     }
 
     /// Drops the given partitions (revoked: their offsets are another consumer's now).
     pub fn forget(&mut self, partitions: &[(String, i32)]) {
-        for tp in partitions {
-            self.0.remove(tp);
+        for (topic, partition) in partitions {
+            if let Some(noted) = self.0.get_mut(topic) {
+                noted.remove(partition);
+                if noted.is_empty() {
+                    self.0.remove(topic);
+                }
+            }
         }
     }
 
@@ -147,15 +163,13 @@ impl Offsets {
     /// read, when the hold is below that).
     pub fn split_at_holds(&self, holds: &BTreeMap<(String, i32), i64>) -> (Offsets, Offsets) {
         let (mut now, mut later) = (Offsets::default(), Offsets::default());
-        for (tp, &read) in &self.0 {
-            match holds.get(tp) {
+        for (topic, partition, read) in self.iter() {
+            match holds.get(&(topic.to_owned(), partition)) {
                 Some(&hold) if hold < read => {
-                    now.0.insert(tp.clone(), hold.max(0));
-                    later.0.insert(tp.clone(), read);
+                    now.set(topic, partition, hold.max(0));
+                    later.set(topic, partition, read);
                 }
-                _ => {
-                    now.0.insert(tp.clone(), read);
-                }
+                _ => now.set(topic, partition, read),
             }
         }
         (now, later)
@@ -375,5 +389,10 @@ mod tests {
         other.done("t", 0, 9);
         o.merge(&other);
         assert_eq!(o.iter().collect::<Vec<_>>(), [("t", 0, 10), ("t", 1, 1)]);
+        o.done("s", 3, 7);
+        assert_eq!(o.iter().collect::<Vec<_>>(), [("s", 3, 8), ("t", 0, 10), ("t", 1, 1)], "topics in order, then partitions");
+        o.forget(&[("t".to_owned(), 0), ("t".to_owned(), 1), ("s".to_owned(), 3)]);
+        assert!(o.is_empty(), "{o:?}");
+        assert_eq!(o, Offsets::default(), "nothing left behind for a forgotten topic");
     }
 }

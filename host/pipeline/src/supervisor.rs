@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) positions_topic: String,
     /// What `${secret:NAME}` references resolve to, read each time a connector starts.
     pub(crate) secrets: SecretStore,
+    /// The one broker probe every connector's broker watch asks during an outage.
+    pub(crate) probe: Arc<crate::broker_watch::BrokerProbe>,
 }
 
 /// The channels a connector's task listens to: pause, and plugin swaps.
@@ -206,17 +208,12 @@ async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStat
     let health = Arc::new(BrokerHealth::default());
     let run_cancel = cancel.child_token();
     let mut tasks = Vec::with_capacity(count);
-    let mut probe = None;
     for index in 0..count {
         match build_task(shared, connector, status, &run_cancel, controls, index, &health) {
-            Ok((task, producer)) => {
-                probe.get_or_insert(producer);
-                tasks.push(task);
-            }
+            Ok(task) => tasks.push(task),
             Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
         }
     }
-    let Some(probe) = probe else { return };
     let mut running = tokio::task::JoinSet::new();
     for task in tasks {
         running.spawn(async move {
@@ -228,7 +225,7 @@ async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStat
         });
     }
     // The watch never ends on its own: the run's end drops it.
-    let watch = crate::broker_watch::watch(health, probe, status.clone());
+    let watch = crate::broker_watch::watch(health, shared.probe.clone(), status.clone());
     let mut watch = std::pin::pin!(watch);
     let mut panicked = None;
     loop {
@@ -254,8 +251,8 @@ async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStat
 }
 
 /// Resolves the connector's plugins and creates task `index`'s Kafka clients, which report to
-/// the run's `health`; with the task, its producer (for the broker watch to probe with).
-fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, Producer), FaultInfo> {
+/// the run's `health`.
+fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<Task, FaultInfo> {
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -283,7 +280,6 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
     let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone(), task: index };
     let chain = Chain::new(stages, chain_cx);
     let producer = Producer::with_health(&shared.kafka, health.clone()).map_err(kafka_fault)?;
-    let probe = producer.clone();
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let consumer = || {
@@ -322,7 +318,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         }),
     };
     status.set_plugins(labels);
-    Ok((task, probe))
+    Ok(task)
 }
 
 #[cfg(test)]

@@ -86,6 +86,7 @@ impl Host {
     pub fn new(runtime: Runtime, kafka: Vec<(String, String)>, sandbox: SandboxConfig) -> Self {
         let shared = Arc::new(Shared {
             registry: PluginRegistry::default(),
+            probe: Arc::new(crate::broker_watch::BrokerProbe::new(kafka.clone())),
             kafka,
             events: Arc::new(Events::default()),
             positions_topic: DEFAULT_POSITIONS_TOPIC.to_owned(),
