@@ -131,14 +131,43 @@ pub(crate) fn errors(ctx: &mut Ctx, flow: Flow, topics: &[String]) -> Map<String
     errors
 }
 
-/// Converters, tasks, client overrides and the other worker-level options. Returns the
-/// consumer group's start (`start_from`) when an override sets it.
-pub(crate) fn worker(ctx: &mut Ctx, flow: Flow) -> Option<&'static str> {
-    let tasks_reason = match flow {
-        Flow::Source => "Turnpike runs one pipeline per connector today; the option has no effect (to read tables in parallel, split them over several connectors with disjoint table.whitelist)",
-        _ => "Turnpike runs one pipeline per connector today; the option has no effect",
-    };
-    ctx.skip("tasks.max", tasks_reason);
+/// What the worker-level options set on the connector.
+pub(crate) struct Worker {
+    /// The consumer group's start (`start_from`), when an override sets it.
+    pub(crate) start_from: Option<&'static str>,
+    /// `tasks`, when `tasks.max` asks for more than one (sinks and transforms only).
+    pub(crate) tasks: Option<u64>,
+}
+
+/// Turnpike's most tasks per connector (`tasks` is 1 to 64).
+const MAX_TASKS: i64 = 64;
+
+/// `tasks.max` as `tasks`: the same pipelines sharing the partitions, for connectors that read
+/// topics. A source runs one task.
+fn tasks(ctx: &mut Ctx, flow: Flow) -> Option<u64> {
+    if flow == Flow::Source {
+        ctx.skip("tasks.max", "a Turnpike source connector runs one task (its plugin keeps one position); to read tables in parallel, split them over several connectors with disjoint table.whitelist");
+        return None;
+    }
+    match ctx.value("tasks.max").as_deref().and_then(int) {
+        Some(n @ 1..=MAX_TASKS) => {
+            ctx.map("tasks.max", "tasks");
+            u64::try_from(n).ok().filter(|n| *n > 1)
+        }
+        Some(n) if n > MAX_TASKS => {
+            ctx.map("tasks.max", format!("tasks (at most {MAX_TASKS}; {n} asked)"));
+            Some(MAX_TASKS as u64)
+        }
+        _ => {
+            ctx.skip("tasks.max", format!("not a whole number from 1; Turnpike's `tasks` is 1 to {MAX_TASKS}"));
+            None
+        }
+    }
+}
+
+/// Converters, tasks, client overrides and the other worker-level options.
+pub(crate) fn worker(ctx: &mut Ctx, flow: Flow) -> Worker {
+    let tasks = tasks(ctx, flow);
     converter_notes(ctx, flow);
     for prefix in ["key.converter", "value.converter"] {
         for key in ctx.open_keys(prefix) {
@@ -185,7 +214,7 @@ to go on where Kafka Connect stopped, copy the group's committed offsets to turn
         Flow::Source => ctx.note("source positions are not carried over: the Turnpike connector reads from the beginning (or timestamp.initial), so rows Kafka Connect already sent are sent again"),
         Flow::Unknown => {}
     }
-    start_from
+    Worker { start_from, tasks }
 }
 
 /// Warnings about what the topics hold, from the converters Kafka Connect used.

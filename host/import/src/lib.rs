@@ -198,7 +198,7 @@ pub fn import_with(text: &str, options: &Options) -> Result<Imported, ImportErro
         chain_topics.extend(source.output_topic.iter().chain(&source.routes).cloned());
     }
     let chain = transforms::chain(&mut ctx, flow, &chain_topics);
-    let start_from = connect::worker(&mut ctx, flow);
+    let worker = connect::worker(&mut ctx, flow);
     let errors = connect::errors(&mut ctx, flow, &topics);
 
     let mut connector = Map::new();
@@ -244,8 +244,11 @@ pub fn import_with(text: &str, options: &Options) -> Result<Imported, ImportErro
             connector.insert("routes".into(), json!(kept));
         }
     }
-    if start_from == Some("latest") {
+    if worker.start_from == Some("latest") {
         connector.insert("start_from".into(), json!("latest"));
+    }
+    if let Some(tasks) = worker.tasks {
+        connector.insert("tasks".into(), json!(tasks));
     }
     if !errors.is_empty() {
         connector.insert("errors".into(), Value::Object(errors));

@@ -8,7 +8,7 @@ use serde_yaml_ng::{Mapping, Value as Yaml};
 use crate::{InputFormat, Unmapped};
 
 /// Key order per kind of mapping; keys not listed follow, sorted.
-const TOP: &[&str] = &["name", "topics", "output_topic", "source", "transforms", "sink", "routes", "storage", "database", "start_from", "group_id", "errors"];
+const TOP: &[&str] = &["name", "topics", "output_topic", "source", "transforms", "sink", "routes", "storage", "database", "start_from", "tasks", "group_id", "errors"];
 const STEP: &[&str] = &["plugin", "poll_interval_ms", "flush_interval_ms", "config", "predicate"];
 const STORAGE: &[&str] = &["bucket", "prefix", "region", "endpoint", "path_style", "credentials", "part_size_mib", "max_buffered_mib"];
 const DATABASE: &[&str] = &["url", "user", "password", "tables", "tls", "ca_file", "statement_timeout_ms", "max_rows"];

@@ -15,6 +15,7 @@ fn s3_sink_with_three_smts_from_rest_json() {
     let want = json!({
         "name": "orders-s3-sink",
         "topics": ["orders", "refunds"],
+        "tasks": 4,
         "transforms": [
             {"plugin": "replace-field", "config": {"on": "value", "exclude": ["`customer.email`", "card_number"]}},
             {"plugin": "insert-field", "config": {"on": "value", "static_field": "source_system", "static_value": "shop-eu"}},
@@ -49,7 +50,6 @@ fn s3_sink_with_three_smts_from_rest_json() {
     assert_eq!(
         unmapped_options(&imported),
         [
-            "tasks.max",
             "locale",
             "schema.compatibility",
             "key.converter",
@@ -59,7 +59,7 @@ fn s3_sink_with_three_smts_from_rest_json() {
             "errors.log.include.messages"
         ]
     );
-    assert_eq!(reason(&imported, "tasks.max"), "Turnpike runs one pipeline per connector today; the option has no effect");
+    assert_eq!(imported.connector["tasks"], 4, "tasks.max carried over to tasks");
     assert_eq!(reason(&imported, "key.converter"), "Turnpike passes bytes and reads JSON itself; no converter is needed");
     assert!(has_note(&imported, "turnpike secret put orders-s3-sink-aws-secret-access-key --value-stdin"));
     assert!(has_note(&imported, "renames the topic the sink sees"), "{:#?}", imported.notes);
