@@ -249,13 +249,8 @@ impl Consumer {
                     deadline.get_or_insert_with(|| Instant::now() + limits.wait);
                 }
                 Err(e) => {
-                    // An outage is reported once, by the broker watch; not every 200 ms here.
-                    if crate::health::is_connection_error(&e) {
-                        tracing::debug!(error = %e, "consumer cannot reach a broker; retrying");
-                    } else {
-                        tracing::warn!(error = %e, "consumer error; retrying");
-                    }
-                    self.inner.context().health.report(&e, "");
+                    // Retried below; an outage is reported once, by the broker watch.
+                    crate::health::client_error(&self.inner.context().health, "consumer", &e, "");
                     if count > 0 {
                         break;
                     }

@@ -37,8 +37,18 @@ impl Default for BrokerHealth {
 
 /// Whether a client error says the broker connection is lost (logged quietly: the broker
 /// watch reports an outage once, as an event).
-pub(crate) fn is_connection_error(error: &RdKafkaError) -> bool {
+fn is_connection_error(error: &RdKafkaError) -> bool {
     matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure))
+}
+
+/// Logs a `client`'s error (a lost connection at debug level) and reports it to `health`.
+pub(crate) fn client_error(health: &BrokerHealth, client: &str, error: &RdKafkaError, reason: &str) {
+    if is_connection_error(error) {
+        tracing::debug!(error = %error, reason, client, "kafka client cannot reach a broker");
+    } else {
+        tracing::warn!(error = %error, reason, client, "kafka client error");
+    }
+    health.report(error, reason);
 }
 
 impl BrokerHealth {
@@ -74,12 +84,7 @@ pub struct HealthContext(pub(crate) std::sync::Arc<BrokerHealth>);
 
 impl ClientContext for HealthContext {
     fn error(&self, error: RdKafkaError, reason: &str) {
-        if is_connection_error(&error) {
-            tracing::debug!(error = %error, reason, "kafka producer cannot reach a broker");
-        } else {
-            tracing::warn!(error = %error, reason, "kafka producer error");
-        }
-        self.0.report(&error, reason);
+        client_error(&self.0, "producer", &error, reason);
     }
 }
 

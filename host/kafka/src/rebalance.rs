@@ -31,12 +31,7 @@ pub struct GroupContext {
 
 impl ClientContext for GroupContext {
     fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
-        if crate::health::is_connection_error(&error) {
-            tracing::debug!(error = %error, reason, "kafka consumer cannot reach a broker");
-        } else {
-            tracing::warn!(error = %error, reason, "kafka consumer error");
-        }
-        self.health.report(&error, reason);
+        crate::health::client_error(&self.health, "consumer", &error, reason);
     }
 }
 

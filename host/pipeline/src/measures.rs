@@ -183,14 +183,11 @@ impl Measures {
         let records = self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clone();
         consumers
             .iter()
-            .map(|(task, consumer)| {
-                let lags = consumer.partition_lag();
-                TaskStatus {
-                    task: task_number(*task),
-                    partitions: consumer.assigned().into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
-                    records_in: records.get(task).copied().unwrap_or(0),
-                    lag: (!lags.is_empty()).then(|| lags.iter().map(|(_, _, lag)| lag).sum()),
-                }
+            .map(|(task, consumer)| TaskStatus {
+                task: task_number(*task),
+                partitions: consumer.assigned().into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
+                records_in: records.get(task).copied().unwrap_or(0),
+                lag: consumer.lag(),
             })
             .collect()
     }
