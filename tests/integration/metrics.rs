@@ -65,7 +65,10 @@ async fn lag_shows_a_backlog_and_returns_to_zero_and_the_scrape_passes_promlint(
     let drained = wait_until("the backlog to drain", Duration::from_secs(120), || {
         let text = scrape(&host)?;
         let read = sample(&text, r#"turnpike_connector_records_total{connector="meter",outcome="in"}"#);
-        Ok((read == Some(1_000.0) && sample(&text, lag_series) == Some(0.0)).then_some(text))
+        // Records are counted in when read, a batch's duration once it is handled: wait for
+        // the last batch too, not only its records.
+        let batches = sample(&text, r#"turnpike_connector_batch_duration_seconds_count{connector="meter"}"#).unwrap_or(0.0);
+        Ok((read == Some(1_000.0) && sample(&text, lag_series) == Some(0.0) && batches >= 20.0).then_some(text))
     })
     .with_context(|| host.log_text())?;
     promlint(&drained)?;
