@@ -4,6 +4,7 @@
 mod api_fuzz;
 mod auth;
 mod cli;
+mod cluster;
 mod config_errors;
 mod connect_chain;
 mod connect_import;

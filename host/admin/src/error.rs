@@ -74,6 +74,11 @@ impl From<HostError> for ApiError {
             }
             HostError::Busy(_) => Self::new(StatusCode::TOO_MANY_REQUESTS, "busy", detail),
             HostError::Full(_) => Self::new(StatusCode::SERVICE_UNAVAILABLE, "host_full", detail),
+            HostError::Conflict(_) => Self::new(StatusCode::CONFLICT, "conflict", detail),
+            HostError::Cluster(_) => {
+                tracing::error!(error = %detail, "cluster config log failed behind an API call");
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "cluster_unavailable", detail)
+            }
             HostError::Persist(_) => {
                 tracing::error!(error = %detail, "state directory write failed behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "the change is live but could not be saved; see the host log")

@@ -165,7 +165,8 @@ pub async fn upload(
 /// `DELETE /v1/plugins/{name}/{version}`: `409` while a connector uses it.
 #[utoipa::path(delete, path = "/v1/plugins/{name}/{version}", tag = "plugins", params(("name" = PluginName, Path), ("version" = String, Path)), responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn delete(State(host): State<Arc<Host>>, Path((name, version)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
-    host.delete_plugin(&plugin_name(&name)?, &version)?;
+    let name = plugin_name(&name)?;
+    crate::connectors::detached(&host, move |h| async move { h.delete_plugin(&name, &version).await }).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
+use turnpike_cluster::Cluster;
 use turnpike_config::HostConfig;
 use turnpike_pipeline::{EngineLimits, Host, Runtime};
 use turnpike_state::StateStore;
@@ -51,11 +52,21 @@ pub async fn run(args: RunArgs) -> Result<()> {
         // why); the host and every other connector keep running.
         let _ = host.load_plugin(name.clone(), "file".into(), bytes).await;
     }
-    // Saved state first (uploads, API-made connectors, paused or stopped ones), then the
-    // file's connectors on top: unchanged ones keep their saved state, changed ones restart.
-    host.restore().await.context("restoring the saved state")?;
+    // In a cluster, what the cluster runs (its config log); on a host of its own, the saved
+    // state (uploads, API-made connectors, paused or stopped ones). Then the file's
+    // connectors on top: unchanged ones keep their state, changed ones restart.
+    let cluster = match &config.cluster {
+        Some(settings) => Some(Cluster::join(host.clone(), config.kafka.pairs(), settings).await.context("joining the cluster")?),
+        None => {
+            host.restore().await.context("restoring the saved state")?;
+            None
+        }
+    };
     for connector in config.connectors.clone() {
         let name = connector.name.to_string();
+        if cluster.is_some() && host.definition(&name).is_some_and(|(running, _)| running == connector) {
+            continue;
+        }
         host.put_connector(connector).await.with_context(|| format!("starting connector {name:?}"))?;
     }
     let stop = CancellationToken::new();
@@ -63,6 +74,9 @@ pub async fn run(args: RunArgs) -> Result<()> {
     serve::shutdown_signal().await;
     tracing::info!("shutting down: finishing in-flight batches and committing offsets");
     host.shutdown().await;
+    if let Some(cluster) = cluster {
+        cluster.leave().await;
+    }
     stop.cancel();
     serve::finish(api).await;
     Ok(())

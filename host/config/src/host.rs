@@ -41,6 +41,10 @@ pub struct HostConfig {
     /// read and write: `teams: { analytics: { topics: ["analytics.*"] } }`. Default: none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub teams: BTreeMap<TeamName, TeamPolicy>,
+    /// Run as one host of a cluster that shares its connectors and plugins through Kafka
+    /// topics (README, "Running a cluster"). Default: a host of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::ClusterConfig>,
 }
 
 fn default_positions_topic() -> String {
@@ -208,6 +212,7 @@ impl HostConfig {
             _ => problems.push(Problem::new("kafka.bootstrap.servers", "set the broker addresses, e.g. `127.0.0.1:9092`")),
         }
         problems.extend(self.admin.validate());
+        problems.extend(self.cluster.iter().flat_map(crate::ClusterConfig::check));
         for (team, policy) in &self.teams {
             problems.extend(policy.validate(&format!("teams.{team}")));
         }

@@ -9,6 +9,7 @@
 //! YAML parser point at the line and column of a bad value.
 
 mod admin;
+mod cluster;
 mod connector;
 mod connector_rules;
 mod database;
@@ -32,6 +33,7 @@ pub use connector_rules::GROUP_PREFIX;
 pub use database::{DatabaseAccess, DatabaseTls};
 pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
+pub use cluster::ClusterConfig;
 pub use admin::{check_listen, AdminConfig, AdminTls, ApiLimits};
 pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
 pub use predicate::{Predicate, RecordFacts, RecordSelector};

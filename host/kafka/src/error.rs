@@ -53,8 +53,8 @@ pub enum KafkaError {
         /// Destination topic.
         topic: String,
     },
-    /// Creating a topic on the embedded broker failed.
-    #[error("could not create topic {topic:?} on the embedded broker: {source}")]
+    /// Creating a topic (on the embedded broker, or a cluster's log topic) failed.
+    #[error("could not create topic {topic:?}: {source}")]
     CreateTopic {
         /// The topic.
         topic: String,

@@ -14,6 +14,7 @@ mod positions;
 mod producer;
 mod raw_headers;
 mod rebalance;
+mod shared_log;
 mod topics;
 
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
@@ -24,4 +25,5 @@ pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo}
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};
 pub use rebalance::PartitionChange;
+pub use shared_log::{ensure_log_topic, tail, LogRecord, LogWriter, Tailed};
 pub use topics::{list_topics, sample_topic, SampledRecord, TopicInfo};

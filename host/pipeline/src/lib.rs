@@ -7,6 +7,7 @@
 mod batches;
 mod broker_watch;
 mod chain;
+mod cluster;
 mod committer;
 mod connector_state;
 mod dry_run;
@@ -28,6 +29,7 @@ mod tasks;
 mod throughput;
 mod validation;
 
+pub use cluster::{Change, ClusterLog, HostReport, Outcome, Pending};
 pub use connector_state::ConnectorState;
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};

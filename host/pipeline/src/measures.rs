@@ -53,7 +53,7 @@ pub struct PartitionLag {
 }
 
 /// An input partition of one task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct TaskPartition {
     /// Topic.
     pub topic: String,

@@ -124,6 +124,10 @@ pub struct ConnectorStatus {
     pub broker_unreachable: Option<BrokerUnreachable>,
     /// Times no broker answered, since the host started.
     pub broker_outages: u64,
+    /// In a cluster: every host's last report on this connector (its state there, the config
+    /// version it runs, the partitions it reads); absent on a host of its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::cluster::HostReport>,
     /// How long batches took (for `/metrics`; not in the JSON).
     #[serde(skip)]
     pub batch_durations: BatchDurations,
@@ -343,6 +347,7 @@ impl LiveStatus {
             instances,
             broker_unreachable: self.measures.outage().filter(|_| !matches!(state, ConnectorState::Stopped | ConnectorState::Unassigned)).map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
             broker_outages: self.measures.broker_outages.load(Ordering::Relaxed),
+            hosts: Vec::new(),
             batch_durations: self.measures.batch_durations(),
             records_failed: self.records_failed.load(Ordering::Relaxed),
             records_dead_lettered: self.records_dead_lettered.load(Ordering::Relaxed),

@@ -73,4 +73,12 @@ pub enum HostError {
     /// memory for instances).
     #[error("{0}")]
     Full(String),
+    /// Another host changed the same connector or plugin first (cluster): read it again and
+    /// decide whether to change it still.
+    #[error("{0}")]
+    Conflict(String),
+    /// The cluster's config log could not be written or read in time: nothing may have
+    /// changed, or the change may still arrive; read the connector again.
+    #[error("the cluster's config log: {0}")]
+    Cluster(String),
 }

@@ -27,7 +27,7 @@ impl Host {
     /// gracefully (in-flight work committed) and a new one started. With `only_failed`, a
     /// connector that is not failed is left alone (`Ok(false)`). A connector saved before the
     /// rules tightened must be changed before it runs again.
-    pub async fn restart(&self, name: &str, only_failed: bool) -> Result<bool, HostError> {
+    pub(super) async fn restart_here(&self, name: &str, only_failed: bool) -> Result<bool, HostError> {
         self.refuse_while_closing()?;
         let _one_at_a_time = self.lock_existing(name).await?;
         let (state, config) = self.with(name, |r| (r.status.state(), r.definition.config().clone()))?;
@@ -51,7 +51,7 @@ impl Host {
     /// configuration again changes and restarts nothing (but saves it again if the last save
     /// failed). A changed one is restarted with the new configuration (in-flight work
     /// committed first), unless the connector is stopped, which it stays.
-    pub async fn put_connector(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
+    pub(super) async fn put_here(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
         self.refuse_while_closing()?;
         let name = config.name.to_string();
         let _one_at_a_time = self.lock(&name).await;
@@ -199,9 +199,9 @@ impl Host {
 
     /// Stops and removes a connector; its committed offsets stay in Kafka. Its saved file is
     /// removed first: if that fails, nothing changed and the call can be retried.
-    pub async fn delete_connector(&self, name: &str) -> Result<(), HostError> {
+    pub(super) async fn delete_here(&self, name: &str) -> Result<(), HostError> {
         let _one_at_a_time = self.lock_existing(name).await?;
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_ref().filter(|_| self.cluster.get().is_none()) {
             store.remove_connector(name).map_err(HostError::NotSaved)?;
         }
         self.halt(name).await?;
@@ -211,7 +211,7 @@ impl Host {
     }
 
     /// Pauses a running connector: it stops consuming and keeps its instances and clients.
-    pub async fn pause(&self, name: &str) -> Result<(), HostError> {
+    pub(super) async fn pause_here(&self, name: &str) -> Result<(), HostError> {
         let _one_at_a_time = self.lock_existing(name).await?;
         self.with(name, |r| {
             r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Pause)?;
@@ -224,7 +224,7 @@ impl Host {
     }
 
     /// Resumes a paused connector, or starts a stopped one (validated again first).
-    pub async fn resume(&self, name: &str) -> Result<(), HostError> {
+    pub(super) async fn resume_here(&self, name: &str) -> Result<(), HostError> {
         self.refuse_while_closing()?;
         let _one_at_a_time = self.lock_existing(name).await?;
         let (idle, config) = self.with(name, |r| (r.run.is_none(), r.definition.config().clone()))?;
@@ -249,7 +249,7 @@ impl Host {
 
     /// Stops a connector and releases everything it holds (instances, consumer, producer);
     /// its configuration and committed offsets stay. `resume` starts it again.
-    pub async fn stop(&self, name: &str) -> Result<(), HostError> {
+    pub(super) async fn stop_here(&self, name: &str) -> Result<(), HostError> {
         let _one_at_a_time = self.lock_existing(name).await?;
         self.halt(name).await?;
         self.with(name, |r| {

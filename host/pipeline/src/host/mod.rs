@@ -13,6 +13,7 @@ mod lifecycle;
 mod offsets;
 mod persist;
 mod plugins;
+mod routing;
 mod rules;
 mod secrets;
 mod table;
@@ -78,6 +79,8 @@ pub struct Host {
     closing: std::sync::atomic::AtomicBool,
     /// The teams of a shared host and the topics each may touch.
     teams: BTreeMap<TeamName, TeamPolicy>,
+    /// The cluster's config log, once the host joined one: changes go there (`routing`).
+    cluster: std::sync::OnceLock<Arc<dyn crate::cluster::ClusterLog>>,
 }
 
 impl Host {
@@ -105,6 +108,7 @@ impl Host {
             store: None,
             closing: std::sync::atomic::AtomicBool::new(false),
             teams: BTreeMap::new(),
+            cluster: std::sync::OnceLock::new(),
         }
     }
 
@@ -221,20 +225,41 @@ impl Host {
 
     /// A connector's configuration and status.
     pub fn connector(&self, name: &str) -> Option<(ConnectorConfig, ConnectorStatus)> {
-        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        connectors.get(name).map(|r| (r.definition.config().clone(), r.snapshot()))
+        let found = {
+            let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+            connectors.get(name).map(|r| (r.definition.config().clone(), r.snapshot()))
+        };
+        found.map(|(config, status)| (config, self.with_reports(status)))
     }
 
     /// Status of every connector, by name.
     pub fn statuses(&self) -> Vec<ConnectorStatus> {
-        let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        connectors.values().map(Entry::snapshot).collect()
+        let statuses: Vec<ConnectorStatus> = {
+            let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+            connectors.values().map(Entry::snapshot).collect()
+        };
+        statuses.into_iter().map(|s| self.with_reports(s)).collect()
     }
 
     /// Status of one connector.
     pub fn status(&self, name: &str) -> Option<ConnectorStatus> {
+        let status = {
+            let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
+            connectors.get(name).map(Entry::snapshot)
+        };
+        status.map(|s| self.with_reports(s))
+    }
+
+    /// `status` with every host's report on it, in a cluster.
+    fn with_reports(&self, mut status: ConnectorStatus) -> ConnectorStatus {
+        status.hosts = self.cluster_reports(&status.name);
+        status
+    }
+
+    /// This host's own statuses, without the cluster's reports: what it reports to them.
+    pub fn local_statuses(&self) -> Vec<ConnectorStatus> {
         let connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-        connectors.get(name).map(Entry::snapshot)
+        connectors.values().map(Entry::snapshot).collect()
     }
 
     /// Stops every connector gracefully: in-flight batches are finished, their outputs

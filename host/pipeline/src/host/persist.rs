@@ -50,7 +50,8 @@ impl Host {
     /// Saves a connector's configuration and lifecycle, if persistence is on. A failure marks
     /// the entry unsaved, so the next call on it saves again.
     pub(super) fn save(&self, name: &str) -> Result<(), HostError> {
-        let Some(store) = &self.store else { return Ok(()) };
+        // In a cluster the config log is what is kept.
+        let Some(store) = self.store.as_ref().filter(|_| self.cluster.get().is_none()) else { return Ok(()) };
         let (config, lifecycle) = self.with(name, |r| (r.definition.config().clone(), r.lifecycle))?;
         let saved = store.save_connector(&config, lifecycle);
         let _ = self.with(name, |r| r.unsaved = saved.is_err());

@@ -87,7 +87,7 @@ impl Host {
     /// it can never become `name@latest`. The version is reserved (one upload of a plugin at
     /// a time) from the check to the save, and saved before it is registered: a failed save
     /// changes nothing.
-    pub async fn upload_plugin(&self, name: PluginName, version: String, bytes: Vec<u8>, team: Option<TeamName>) -> Result<(PluginInfo, bool), HostError> {
+    pub(super) async fn upload_here(&self, name: PluginName, version: String, bytes: Vec<u8>, team: Option<TeamName>, uploaded_at: SystemTime) -> Result<(PluginInfo, bool), HostError> {
         let lock = self.plugin_locks.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default().clone();
         let one_upload_per_plugin = lock.lock_owned().await;
         if self.registry().name_taken(&name, team.as_ref()) {
@@ -119,10 +119,10 @@ impl Host {
             }
         };
         drop(compiling);
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_ref().filter(|_| self.cluster.get().is_none()) {
             store.save_plugin(&name, &version, &bytes, team.as_ref()).map_err(HostError::NotSaved)?;
         }
-        let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at: SystemTime::now(), team });
+        let info = self.register(PluginInfo { name: name.clone(), version, plugin, uploaded_at, team });
         // Registered and saved: the next upload of this plugin need not wait for connectors
         // to switch.
         drop(one_upload_per_plugin);
@@ -156,7 +156,7 @@ impl Host {
     /// Deletes a plugin version that no connector uses: its saved file first (if that fails,
     /// nothing changed), then the registry entry, then its compiled code once no other
     /// version has the same bytes.
-    pub fn delete_plugin(&self, name: &PluginName, version: &str) -> Result<(), HostError> {
+    pub(super) fn delete_plugin_here(&self, name: &PluginName, version: &str) -> Result<(), HostError> {
         let users = self.plugin_users(name, version);
         if !users.is_empty() {
             return Err(HostError::InUse { plugin: format!("{name}@{version}"), connectors: users });
@@ -167,7 +167,7 @@ impl Host {
             Err(RegistryError::Broken { .. }) => None,
             Err(_) => return Err(HostError::Plugin(RegistryError::UnknownVersion { name: name.to_string(), version: version.to_owned(), known: String::new() })),
         };
-        if let Some(store) = &self.store {
+        if let Some(store) = self.store.as_ref().filter(|_| self.cluster.get().is_none()) {
             store.remove_plugin(name, version).map_err(HostError::NotSaved)?;
         }
         self.registry().remove(name, version);

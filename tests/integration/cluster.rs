@@ -1,0 +1,198 @@
+//! Several host processes as one cluster on the real broker: connectors, plugins and
+//! lifecycle changes made through any host reach every host, any host answers for all, and a
+//! killed host's partitions move to the others with nothing lost.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use turnpike_tests::{
+    bootstrap, builtin, consume_until, create_topic, distinct_and_duplicates, distinct_keys_reach, free_port, http_json, producer, unique, upload_plugin,
+    wait_healthy, wait_until, HostProcess,
+};
+
+/// How often hosts report in these tests: a dead host shows as not alive after three.
+const STATUS_INTERVAL_MS: u64 = 500;
+
+/// A cluster host's config: the shared topics of one test, its own id and port.
+fn cluster_host(id: &str, topics: &str) -> String {
+    format!(
+        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
+        bootstrap(),
+        free_port()
+    )
+}
+
+fn start_hosts(dir: &Path, topics: &str, ids: &[&str]) -> anyhow::Result<Vec<HostProcess>> {
+    let hosts = ids.iter().map(|id| HostProcess::start(&dir.join(id), &cluster_host(id, topics))).collect::<anyhow::Result<Vec<_>>>()?;
+    for host in &hosts {
+        wait_healthy(host)?;
+    }
+    Ok(hosts)
+}
+
+fn identity(name: &str, input: &str, output: &str) -> Value {
+    json!({ "name": name, "topics": [input], "output_topic": output, "transforms": [{ "plugin": "identity" }] })
+}
+
+/// `host`'s view of every host's report on `connector`: (host, state, version, partitions).
+fn reports(host: &HostProcess, connector: &str) -> Vec<(String, String, u64, Vec<i64>, bool)> {
+    let Ok((200, body)) = host.get(&format!("/v1/connectors/{connector}")) else { return Vec::new() };
+    let hosts = body["hosts"].as_array().cloned().unwrap_or_default();
+    hosts
+        .iter()
+        .map(|h| {
+            let partitions = h["partitions"].as_array().into_iter().flatten().filter_map(|p| p["partition"].as_i64()).collect();
+            (h["host"].as_str().unwrap_or_default().to_owned(), h["state"].as_str().unwrap_or_default().to_owned(), h["version"].as_u64().unwrap_or(0), partitions, h["alive"] == true)
+        })
+        .collect()
+}
+
+/// Waits until `host` shows `connector` RUNNING at `version` on exactly the hosts `ids`,
+/// with the `partitions` input partitions spread over them, each reading some.
+fn wait_spread(host: &HostProcess, connector: &str, ids: &[&str], version: u64, partitions: i64) -> anyhow::Result<Vec<(String, String, u64, Vec<i64>, bool)>> {
+    let want: BTreeSet<String> = ids.iter().map(|s| (*s).to_owned()).collect();
+    wait_until(&format!("{connector} v{version} running on {ids:?} with {partitions} partitions spread"), Duration::from_secs(90), || {
+        let seen: Vec<_> = reports(host, connector).into_iter().filter(|r| r.4).collect();
+        let hosts: BTreeSet<String> = seen.iter().map(|r| r.0.clone()).collect();
+        let covered: BTreeSet<i64> = seen.iter().flat_map(|r| r.3.clone()).collect();
+        let good = hosts == want
+            && seen.iter().all(|r| r.1 == "RUNNING" && r.2 == version && !r.3.is_empty())
+            && covered.len() as i64 == partitions
+            && seen.iter().map(|r| r.3.len()).sum::<usize>() as i64 == partitions;
+        Ok(good.then_some(seen))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
+    let topics = unique("cluster");
+    let dir = std::env::temp_dir().join(&topics);
+    let ids = ["host-1", "host-2", "host-3"];
+    let hosts = start_hosts(&dir, &topics, &ids)?;
+    let (input, first_out, second_out) = (unique("cluster-in"), unique("cluster-out"), unique("cluster-out2"));
+    create_topic(&input, 6).await?;
+    let records: Vec<(String, String)> = (0..300).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
+    turnpike_tests::produce(&producer()?, &input, &records).await?;
+
+    // Created through host 1: every host runs it, and host 3 answers for all three.
+    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/shared", &identity("shared", &input, &first_out))?;
+    assert_eq!(status, 201, "{body}");
+    let spread = wait_spread(&hosts[2], "shared", &ids, 1, 6)?;
+    println!("cluster: partitions per host after create: {:?}", spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
+    for host in &hosts {
+        let (_, list) = host.get("/v1/connectors")?;
+        assert_eq!(list["connectors"].as_array().map(Vec::len), Some(1), "{list}");
+    }
+    let out = consume_until(&first_out, Duration::from_secs(60), distinct_keys_reach(300)).await?;
+    assert_eq!(distinct_and_duplicates(&out).0, 300, "every record through one of the three hosts");
+
+    // Changed through host 3: every host restarts it with the new output topic.
+    let (status, body) = http_json(&hosts[2].admin, "PUT", "/v1/connectors/shared", &identity("shared", &input, &second_out))?;
+    assert_eq!(status, 200, "{body}");
+    wait_spread(&hosts[0], "shared", &ids, 2, 6)?;
+    for host in &hosts {
+        let (_, got) = host.get("/v1/connectors/shared")?;
+        assert_eq!(got["output_topic"], second_out.as_str(), "{got}");
+    }
+
+    // Paused through host 2, right after the change through host 3: no conflict, it reads
+    // the log to its end first. Every host pauses.
+    let (status, body) = http_json(&hosts[1].admin, "POST", "/v1/connectors/shared/pause", &Value::Null)?;
+    assert_eq!(status, 202, "{body}");
+    wait_until("every host to pause", Duration::from_secs(30), || {
+        let r = reports(&hosts[0], "shared");
+        Ok((r.len() == 3 && r.iter().all(|h| h.1 == "PAUSED")).then_some(()))
+    })?;
+
+    // Two hosts change it at once, from the same version: each answer is applied or a
+    // conflict, and afterwards every host runs the same config.
+    let a = hosts[0].admin.clone();
+    let b = hosts[1].admin.clone();
+    let (ca, cb) = (identity("shared", &input, "race-a"), identity("shared", &input, "race-b"));
+    let ta = std::thread::spawn(move || http_json(&a, "PUT", "/v1/connectors/shared", &ca));
+    let tb = std::thread::spawn(move || http_json(&b, "PUT", "/v1/connectors/shared", &cb));
+    let answers = [ta.join().expect("thread")?.0, tb.join().expect("thread")?.0];
+    assert!(answers.iter().all(|s| *s == 200 || *s == 409), "{answers:?}");
+    let agreed = wait_until("every host to agree after the race", Duration::from_secs(30), || {
+        let outs: BTreeSet<String> = hosts.iter().filter_map(|h| h.get("/v1/connectors/shared").ok()).map(|(_, b)| b["output_topic"].as_str().unwrap_or_default().to_owned()).collect();
+        Ok((outs.len() == 1).then_some(outs))
+    })?;
+    println!("cluster: concurrent PUTs answered {answers:?}; every host runs output {agreed:?}");
+
+    // A plugin uploaded through host 2 (two chunks in the log) loads on every host.
+    let (status, text) = upload_plugin(&hosts[1].admin, "mask-copy", "1.0", &builtin("pii-mask")?)?;
+    assert_eq!(status, 201, "{text}");
+    for host in &hosts {
+        wait_until("the upload on every host", Duration::from_secs(60), || {
+            let (_, plugins) = host.get("/v1/plugins")?;
+            Ok(plugins.to_string().contains("mask-copy").then_some(()))
+        })?;
+    }
+    // Deleted through host 1: gone everywhere.
+    let (status, body) = http_json(&hosts[0].admin, "DELETE", "/v1/connectors/shared", &Value::Null)?;
+    assert!(status == 204 || status == 200, "{status} {body}");
+    for host in &hosts {
+        wait_until("the connector gone on every host", Duration::from_secs(30), || {
+            let (_, list) = host.get("/v1/connectors")?;
+            Ok((list["connectors"].as_array().map(Vec::len) == Some(0)).then_some(()))
+        })?;
+    }
+    for mut host in hosts {
+        assert!(host.stop()?.success());
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> anyhow::Result<()> {
+    let topics = unique("cluster-kill");
+    let dir = std::env::temp_dir().join(&topics);
+    let ids = ["kill-1", "kill-2", "kill-3"];
+    let mut hosts = start_hosts(&dir, &topics, &ids)?;
+    let (input, output) = (unique("kill-in"), unique("kill-out"));
+    create_topic(&input, 6).await?;
+    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/moving", &identity("moving", &input, &output))?;
+    assert_eq!(status, 201, "{body}");
+    wait_spread(&hosts[0], "moving", &ids, 1, 6)?;
+
+    // 1,000 records/s for 12 s, keys k0..k11999; host 2 is killed 4 s in.
+    const TOTAL: usize = 12_000;
+    let producing = tokio::spawn({
+        let input = input.clone();
+        async move {
+            let producer = producer()?;
+            let started = Instant::now();
+            for second in 0..TOTAL / 1_000 {
+                let batch: Vec<(String, String)> = (second * 1_000..(second + 1) * 1_000).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
+                turnpike_tests::produce(&producer, &input, &batch).await?;
+                let due = started + Duration::from_secs(second as u64 + 1);
+                tokio::time::sleep(due.saturating_duration_since(Instant::now())).await;
+            }
+            anyhow::Ok(())
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    hosts[1].kill_hard()?;
+    let killed = Instant::now();
+    let survivors = ["kill-1", "kill-3"];
+    // The survivors take over its partitions once the broker drops it from the group (after
+    // its session timeout, 6 s here).
+    let spread = wait_spread(&hosts[0], "moving", &survivors, 1, 6)?;
+    let moved_after = killed.elapsed();
+    println!("cluster: the killed host's partitions moved within {:.1} s (session.timeout.ms 6000): {:?}", moved_after.as_secs_f64(), spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
+    assert!(moved_after < Duration::from_secs(6 + 20), "moved after {moved_after:?}");
+    producing.await??;
+    let out = consume_until(&output, Duration::from_secs(120), distinct_keys_reach(TOTAL)).await?;
+    let (distinct, duplicates) = distinct_and_duplicates(&out);
+    let keys: HashSet<&str> = out.iter().map(|(k, _)| k.as_str()).collect();
+    let missing: Vec<usize> = (0..TOTAL).filter(|i| !keys.contains(format!("k{i}").as_str())).take(10).collect();
+    println!("cluster: after the kill, {distinct} of {TOTAL} records out, {duplicates} duplicates");
+    assert!(missing.is_empty(), "records missing after the kill, e.g. {missing:?}");
+    drop(hosts.remove(1));
+    for mut host in hosts {
+        assert!(host.stop()?.success());
+    }
+    Ok(())
+}
