@@ -81,9 +81,13 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
     assert_eq!(status, 201, "{body}");
     let spread = wait_spread(&hosts[2], "shared", &ids, 1, 6)?;
     println!("cluster: partitions per host after create: {:?}", spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
-    for host in &hosts {
+    for (host, id) in hosts.iter().zip(ids) {
         let (_, list) = host.get("/v1/connectors")?;
         assert_eq!(list["connectors"].as_array().map(Vec::len), Some(1), "{list}");
+        let (_, cluster) = host.get("/v1/cluster")?;
+        assert_eq!(cluster["host"], id, "{cluster}");
+        let alive: Vec<&str> = cluster["hosts"].as_array().into_iter().flatten().filter(|h| h["alive"] == true).filter_map(|h| h["host"].as_str()).collect();
+        assert_eq!(alive, ids, "{cluster}");
     }
     let out = consume_until(&first_out, Duration::from_secs(60), distinct_keys_reach(300)).await?;
     assert_eq!(distinct_and_duplicates(&out).0, 300, "every record through one of the three hosts");
@@ -183,6 +187,9 @@ async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> a
     let moved_after = killed.elapsed();
     println!("cluster: the killed host's partitions moved within {:.1} s (session.timeout.ms 6000): {:?}", moved_after.as_secs_f64(), spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
     assert!(moved_after < Duration::from_secs(6 + 20), "moved after {moved_after:?}");
+    let (_, cluster) = hosts[2].get("/v1/cluster")?;
+    let dead: Vec<&str> = cluster["hosts"].as_array().into_iter().flatten().filter(|h| h["alive"] == false).filter_map(|h| h["host"].as_str()).collect();
+    assert_eq!(dead, ["kill-2"], "the killed host shows as not alive: {cluster}");
     producing.await??;
     let out = consume_until(&output, Duration::from_secs(120), distinct_keys_reach(TOTAL)).await?;
     let (distinct, duplicates) = distinct_and_duplicates(&out);

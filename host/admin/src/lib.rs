@@ -81,6 +81,7 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
         .route("/", get(console::index))
         .route("/ui/{file}", get(console::file))
         .route("/healthz", get(healthz))
+        .route("/v1/cluster", get(cluster))
         .route("/v1/openapi.json", get(openapi::document))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/events", get(events::stream))
@@ -115,6 +116,23 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
 #[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "`{\"status\": \"ok\"}`")))]
 async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// This host's cluster: its id and every host with a heartbeat.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ClusterView {
+    /// This host's id; null on a host of its own (no `cluster:` in its config).
+    host: Option<String>,
+    /// Every host of the cluster that has reported (this one included); empty on a host of
+    /// its own.
+    hosts: Vec<turnpike_pipeline::Member>,
+}
+
+/// `GET /v1/cluster`: the hosts of this host's cluster, alive or not.
+#[utoipa::path(get, path = "/v1/cluster", tag = "operations", responses((status = 200, body = ClusterView)))]
+async fn cluster(axum::extract::State(host): axum::extract::State<Arc<Host>>) -> Json<ClusterView> {
+    let (id, hosts) = host.cluster_members().map_or((None, Vec::new()), |(id, hosts)| (Some(id), hosts));
+    Json(ClusterView { host: id, hosts })
 }
 
 async fn not_found() -> ApiError {

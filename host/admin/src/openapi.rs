@@ -11,6 +11,7 @@ use crate::{connectors, console, events, metrics, plugins, secrets, tokens, topi
     info(title = "Turnpike admin API", description = "Manage plugins and connectors of a Turnpike host. Errors are `{\"error\", \"detail\", \"key\"?, \"problems\"?}`."),
     paths(
         crate::healthz,
+        crate::cluster,
         metrics::metrics,
         events::stream,
         connectors::list,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use turnpike_kafka::Tailed;
-use turnpike_pipeline::{Host, HostReport, TaskPartition};
+use turnpike_pipeline::{Host, HostReport, Member, TaskPartition};
 
 use crate::Cluster;
 
@@ -49,10 +49,30 @@ pub(crate) struct Reports {
 }
 
 impl Reports {
+    /// Whether `host`'s last heartbeat is recent.
+    fn alive(&self, host: &str, interval: Duration) -> bool {
+        self.beats.get(host).is_some_and(|&at| now_ms().saturating_sub(at) < (interval * ALIVE_INTERVALS).as_millis() as u64)
+    }
+
+    /// Every host with a heartbeat, by id.
+    pub(crate) fn members(&self, interval: Duration) -> Vec<Member> {
+        let mut out: Vec<Member> = self
+            .beats
+            .iter()
+            .map(|(host, &at)| Member {
+                host: host.clone(),
+                alive: self.alive(host, interval),
+                reported_at: rfc3339(at),
+                connectors: self.reports.values().filter(|hosts| hosts.contains_key(host)).count(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.host.cmp(&b.host));
+        out
+    }
+
     /// Every host's report on `connector`, by host id.
     pub(crate) fn of(&self, connector: &str, interval: Duration) -> Vec<HostReport> {
-        let now = now_ms();
-        let alive = |host: &str| self.beats.get(host).is_some_and(|&at| now.saturating_sub(at) < (interval * ALIVE_INTERVALS).as_millis() as u64);
+        let alive = |host: &str| self.alive(host, interval);
         let mut out: Vec<HostReport> = self
             .reports
             .get(connector)
@@ -67,7 +87,7 @@ impl Reports {
                 records_in: r.records_in,
                 records_out: r.records_out,
                 lag: r.lag,
-                reported_at: humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(r.at_ms)).to_string(),
+                reported_at: rfc3339(r.at_ms),
             })
             .collect();
         out.sort_by(|a, b| a.host.cmp(&b.host));
@@ -94,6 +114,10 @@ impl Reports {
             }
         }
     }
+}
+
+fn rfc3339(at_ms: u64) -> String {
+    humantime::format_rfc3339_millis(SystemTime::UNIX_EPOCH + Duration::from_millis(at_ms)).to_string()
 }
 
 fn now_ms() -> u64 {

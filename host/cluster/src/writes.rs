@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 use turnpike_config::{PluginName, TeamName};
-use turnpike_pipeline::{Change, ClusterLog, HostError, HostReport, Outcome, Pending, PluginInfo};
+use turnpike_pipeline::{Change, ClusterLog, HostError, HostReport, Member, Outcome, Pending, PluginInfo};
 use turnpike_state::Lifecycle;
 
 use crate::records::{write_id, ConnectorRecord, Key, PluginRecord, RestartRecord, CHUNK_BYTES};
@@ -142,5 +142,9 @@ impl ClusterLog for Cluster {
 
     fn reports(&self, name: &str) -> Vec<HostReport> {
         self.reports.lock().unwrap_or_else(|p| p.into_inner()).of(name, self.interval)
+    }
+
+    fn members(&self) -> Vec<Member> {
+        self.reports.lock().unwrap_or_else(|p| p.into_inner()).members(self.interval)
     }
 }

@@ -79,6 +79,21 @@ pub trait ClusterLog: Send + Sync {
     fn delete_plugin(&self, name: PluginName, version: String) -> Pending<'_, ()>;
     /// Every host's last report on connector `name`, this one's included.
     fn reports(&self, name: &str) -> Vec<HostReport>;
+    /// Every host that has reported, this one included.
+    fn members(&self) -> Vec<Member>;
+}
+
+/// One host of the cluster, as its heartbeats say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Member {
+    /// The host's id (`cluster.host_id`).
+    pub host: String,
+    /// Whether its last heartbeat is younger than three status intervals.
+    pub alive: bool,
+    /// Its last heartbeat (RFC 3339).
+    pub reported_at: String,
+    /// The connectors it reports on.
+    pub connectors: usize,
 }
 
 /// One host's report on one connector, as the status topic carries it.

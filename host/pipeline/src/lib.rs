@@ -29,7 +29,7 @@ mod tasks;
 mod throughput;
 mod validation;
 
-pub use cluster::{Change, ClusterLog, HostReport, Outcome, Pending};
+pub use cluster::{Change, ClusterLog, HostReport, Member, Outcome, Pending};
 pub use connector_state::ConnectorState;
 pub use dry_run::{DryRunError, DryRunResult, SampleError, SampleOutput, SampleRecord, MAX_SAMPLE_RECORDS};
 pub use events::{Event, EventKind, Events};

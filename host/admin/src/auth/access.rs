@@ -55,6 +55,7 @@ pub fn rule(method: &Method, path: &str) -> Option<(Need, Resource)> {
         // A team sees and samples only its topics; the handler filters and hides the rest.
         // Sampling shows records themselves, so it needs what deploying a mask needs.
         ["v1", "topics"] => (need(Viewer), Resource::None),
+        ["v1", "cluster"] => (need(Viewer), Resource::None),
         ["v1", "topics", _, "sample"] => (need(Editor), Resource::None),
         ["v1", "secrets", _] | ["v1", "tokens"] | ["v1", "tokens", _] => (need(Admin), Resource::None),
         _ => return None,

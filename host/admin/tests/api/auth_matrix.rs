@@ -50,6 +50,7 @@ const EXPECTED: &[(&str, Needs, bool)] = &[
     ("post /v1/tokens", Needs::Admin, false),
     ("delete /v1/tokens/{id}", Needs::Admin, false),
     ("get /v1/topics", Needs::Viewer, false),
+    ("get /v1/cluster", Needs::Viewer, false),
     // Team A's topic: another team's caller gets 404, as for a missing topic.
     ("get /v1/topics/{topic}/sample", Needs::Editor, true),
     ("get /", Needs::Anyone, false),

@@ -30,6 +30,11 @@ impl Host {
         self.cluster.get().map(|log| log.reports(name)).unwrap_or_default()
     }
 
+    /// This host's id and every host of its cluster; `None` outside a cluster.
+    pub fn cluster_members(&self) -> Option<(String, Vec<crate::cluster::Member>)> {
+        self.cluster.get().map(|log| (log.host_id().to_owned(), log.members()))
+    }
+
     /// Creates or replaces a connector, validated first (every problem at once). The same
     /// configuration again changes and restarts nothing. A changed one is restarted with the
     /// new configuration (in-flight work committed first), unless it is stopped, which it
@@ -39,6 +44,10 @@ impl Host {
         self.refuse_while_closing()?;
         log.catch_up().await?;
         self.validated(&config)?;
+        // The same config again: nothing to write (a new version would restart nothing anyway).
+        if self.definition(config.name.as_str()).is_some_and(|(running, _)| running == config) {
+            return Ok(Applied::Unchanged);
+        }
         if config.source.is_some() {
             return Err(HostError::Invalid(vec![turnpike_config::Problem::new(
                 "connector.source",
