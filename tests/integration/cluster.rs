@@ -134,6 +134,18 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
             Ok(plugins.to_string().contains("mask-copy").then_some(()))
         })?;
     }
+    // A fourth host joins: it reads the whole log (five versions, a plugin in two chunks) and
+    // starts the connector once, in its last state: paused, so it never read a record.
+    let late = HostProcess::start(&dir.join("host-4"), &cluster_host("host-4", &topics))?;
+    wait_healthy(&late)?;
+    let (_, joined) = late.get("/v1/connectors/shared")?;
+    assert_eq!((joined["state"].as_str(), joined["records_in"].as_u64()), (Some("PAUSED"), Some(0)), "{joined}");
+    assert_eq!(joined["output_topic"].as_str().map(|t| BTreeSet::from([t.to_owned()])), Some(agreed.clone()), "{joined}");
+    let (_, plugins) = late.get("/v1/plugins")?;
+    assert!(plugins.to_string().contains("mask-copy"), "{plugins}");
+    let mut hosts = hosts;
+    hosts.push(late);
+
     // Deleted through host 1: gone everywhere.
     let (status, body) = http_json(&hosts[0].admin, "DELETE", "/v1/connectors/shared", &Value::Null)?;
     assert!(status == 204 || status == 200, "{status} {body}");

@@ -233,6 +233,7 @@ mod tests {
             ("delete", "/v1/tokens/{id}"),
             ("get", "/v1/topics"),
             ("get", "/v1/topics/{topic}/sample"),
+            ("get", "/v1/cluster"),
             ("get", "/"),
             ("get", "/ui/{file}"),
         ];

@@ -8,7 +8,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use turnpike_cluster::Cluster;
 use turnpike_config::HostConfig;
-use turnpike_pipeline::{EngineLimits, Host, Runtime};
+use turnpike_pipeline::{EngineLimits, Host, HostError, Runtime};
 use turnpike_state::StateStore;
 
 use crate::serve;
@@ -64,10 +64,20 @@ pub async fn run(args: RunArgs) -> Result<()> {
     };
     for connector in config.connectors.clone() {
         let name = connector.name.to_string();
-        if cluster.is_some() && host.definition(&name).is_some_and(|(running, _)| running == connector) {
-            continue;
+        // Hosts of a cluster started together all write the file's connectors: a conflict
+        // means another host wrote it first; it is then the same, or written again.
+        let mut attempts = if cluster.is_some() { 3 } else { 1 };
+        loop {
+            if cluster.is_some() && host.definition(&name).is_some_and(|(running, _)| running == connector) {
+                break;
+            }
+            attempts -= 1;
+            match host.put_connector(connector.clone()).await {
+                Err(HostError::Conflict(_)) if attempts > 0 => continue,
+                done => drop(done.with_context(|| format!("starting connector {name:?}"))?),
+            }
+            break;
         }
-        host.put_connector(connector).await.with_context(|| format!("starting connector {name:?}"))?;
     }
     let stop = CancellationToken::new();
     let api = serve::admin_api(host.clone(), &config.admin, &base, Some(tokens), stop.clone()).await?;

@@ -59,6 +59,10 @@ pub struct Cluster {
     reports: Mutex<Reports>,
     /// The offset after the last config record applied here.
     applied: tokio::sync::watch::Sender<i64>,
+    /// The config version each connector runs here (applied without error).
+    running_versions: Mutex<HashMap<String, u64>>,
+    /// The status publisher, stopped before this host withdraws its reports.
+    publisher: Mutex<Option<tokio::task::JoinHandle<()>>>,
     interval: Duration,
     stop: Arc<AtomicBool>,
 }
@@ -80,6 +84,8 @@ impl Cluster {
             waiting: Mutex::default(),
             reports: Mutex::default(),
             applied: tokio::sync::watch::channel(0).0,
+            running_versions: Mutex::default(),
+            publisher: Mutex::default(),
             interval: Duration::from_millis(settings.status_interval_ms.get()),
             stop: stop.clone(),
         });
@@ -91,15 +97,23 @@ impl Cluster {
         let (caught_up, read_to_end) = oneshot::channel();
         tokio::spawn(apply::run(cluster.clone(), host.clone(), changes, caught_up));
         tracing::info!(host = %settings.host_id, topic = %config_topic, "reading the cluster's config log");
-        let _ = read_to_end.await;
+        if read_to_end.await.is_err() {
+            return Err(ClusterError::Host(HostError::Internal("the config log reader ended before it read the log to its end".into())));
+        }
         tracing::info!(host = %settings.host_id, connectors = host.local_statuses().len(), "applied the cluster's config log; joined");
-        tokio::spawn(reports::publish(cluster.clone(), host));
+        let publisher = tokio::spawn(reports::publish(cluster.clone(), host));
+        *cluster.publisher.lock().unwrap_or_else(|p| p.into_inner()) = Some(publisher);
         Ok(cluster)
     }
 
-    /// Leaves the cluster after the host shut down: removes this host's reports (so the
-    /// others stop showing it) and stops reading.
+    /// Leaves the cluster after the host shut down: stops reporting, removes this host's
+    /// reports (so the others stop showing it) and stops reading.
     pub async fn leave(&self) {
+        let publisher = self.publisher.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(publisher) = publisher {
+            publisher.abort();
+            let _ = publisher.await;
+        }
         reports::withdraw(self).await;
         self.stop.store(true, Ordering::Relaxed);
     }

@@ -4,7 +4,7 @@
 //! connector/<name>            {"write", "host", "version", "prev", "config", "lifecycle"} or {…, "deleted": true}
 //! restart/<name>              {"write", "host", "only_failed"}
 //! plugin/<name>/<version>     {"write", "host", "digest", "size", "chunks", "team", "uploaded_at_ms"} or {…, "deleted": true}
-//! chunk/<name>/<version>/<i>  the component's bytes i·CHUNK_BYTES.., raw; written before its plugin record
+//! chunk/<write>/<i>          the component's bytes i·CHUNK_BYTES.., raw; written before the plugin record of write <write>
 //! ```
 //!
 //! `write` is a random id per write: a writer recognises its own record when it reads it.
@@ -26,8 +26,9 @@ pub enum Key {
     Restart(String),
     /// A plugin version's manifest (or its deletion).
     Plugin { name: String, version: String },
-    /// One chunk of a plugin version's component.
-    Chunk { name: String, version: String, index: u32 },
+    /// One chunk of the component of the upload with write id `write` (keyed by the upload,
+    /// so two uploads of one version never mix their chunks).
+    Chunk { write: String, index: u32 },
 }
 
 impl Key {
@@ -42,9 +43,8 @@ impl Key {
                 Some(Key::Plugin { name: name.to_owned(), version: version.to_owned() })
             }
             "chunk" => {
-                let (name, rest) = rest.split_once('/')?;
-                let (version, index) = rest.rsplit_once('/')?;
-                Some(Key::Chunk { name: name.to_owned(), version: version.to_owned(), index: index.parse().ok()? })
+                let (write, index) = rest.split_once('/')?;
+                Some(Key::Chunk { write: write.to_owned(), index: index.parse().ok()? })
             }
             _ => None,
         }
@@ -57,7 +57,7 @@ impl std::fmt::Display for Key {
             Key::Connector(name) => write!(f, "connector/{name}"),
             Key::Restart(name) => write!(f, "restart/{name}"),
             Key::Plugin { name, version } => write!(f, "plugin/{name}/{version}"),
-            Key::Chunk { name, version, index } => write!(f, "chunk/{name}/{version}/{index}"),
+            Key::Chunk { write, index } => write!(f, "chunk/{write}/{index}"),
         }
     }
 }
@@ -133,17 +133,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_read_back_as_written_even_with_slashes_in_a_version() {
+    fn keys_read_back_as_written() {
         let keys = [
             Key::Connector("orders".into()),
             Key::Restart("orders".into()),
             Key::Plugin { name: "mask".into(), version: "1.0".into() },
-            Key::Chunk { name: "mask".into(), version: "2024/01".into(), index: 12 },
+            Key::Chunk { write: "0af3".into(), index: 12 },
         ];
         for key in keys {
             assert_eq!(Key::parse(&key.to_string()), Some(key.clone()), "{key}");
         }
         assert_eq!(Key::parse("offsets/x"), None);
-        assert_eq!(Key::parse("chunk/mask/1.0/x"), None);
+        assert_eq!(Key::parse("chunk/0af3/x"), None);
     }
 }

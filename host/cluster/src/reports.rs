@@ -152,7 +152,7 @@ pub(crate) async fn publish(cluster: Arc<Cluster>, host: Arc<Host>) {
         for status in statuses {
             let report = Report {
                 state: serde_json::to_value(status.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
-                version: cluster.view().version(&status.name),
+                version: cluster.running_versions.lock().unwrap_or_else(|p| p.into_inner()).get(&status.name).copied().unwrap_or(0),
                 partitions: status.tasks.iter().flat_map(|t| t.partitions.iter().cloned()).collect(),
                 records_in: status.records_in,
                 records_out: status.records_out,
@@ -184,10 +184,12 @@ pub(crate) async fn publish(cluster: Arc<Cluster>, host: Arc<Host>) {
 
 /// Removes this host's heartbeat and reports from the status log (a clean shutdown).
 pub(crate) async fn withdraw(cluster: &Cluster) {
-    let mine: Vec<String> = {
+    // What it reported and read back, and every connector it may have reported on since.
+    let mut mine: std::collections::BTreeSet<String> = {
         let reports = cluster.reports.lock().unwrap_or_else(|p| p.into_inner());
         reports.reports.iter().filter(|(_, hosts)| hosts.contains_key(&cluster.host_id)).map(|(c, _)| c.clone()).collect()
     };
+    mine.extend(cluster.view().connector_names());
     for connector in mine {
         let _ = cluster.status_log.write(&format!("report/{}/{connector}", cluster.host_id), None).await;
     }

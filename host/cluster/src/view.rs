@@ -49,6 +49,8 @@ impl CurrentConnector {
 pub struct View {
     connectors: HashMap<String, CurrentConnector>,
     plugins: HashMap<(String, String), PluginRecord>,
+    /// Each plugin manifest's bytes as written, for a repair after a refused upload.
+    plugin_raw: HashMap<(String, String), Vec<u8>>,
 }
 
 impl View {
@@ -62,14 +64,24 @@ impl View {
         self.connectors.get(name).map_or(0, |c| c.record.version)
     }
 
-    /// Whether a connector record is applied.
+    /// Whether a connector record is applied. The first record read for a name is applied
+    /// whatever it follows: compaction removed the records before it.
     pub fn judge_connector(&self, name: &str, record: &ConnectorRecord) -> Verdict {
         match self.connectors.get(name) {
             Some(current) if current.record.write == record.write => Verdict::Again,
             Some(current) if record.prev != current.record.version => Verdict::Refuse { current: current.record.version },
-            None if record.prev != 0 => Verdict::Refuse { current: 0 },
             _ => Verdict::Apply,
         }
+    }
+
+    /// Every connector name the log holds, deleted ones included.
+    pub fn connector_names(&self) -> Vec<String> {
+        self.connectors.keys().cloned().collect()
+    }
+
+    /// The current manifest of `name@version`, unless deleted.
+    pub fn plugin(&self, name: &str, version: &str) -> Option<&PluginRecord> {
+        self.plugins.get(&(name.to_owned(), version.to_owned())).filter(|p| !p.deleted)
     }
 
     /// Makes `record` the current one for `name`.
@@ -91,9 +103,16 @@ impl View {
         }
     }
 
-    /// Makes `record` the current manifest of `name@version`.
-    pub fn set_plugin(&mut self, name: &str, version: &str, record: PluginRecord) {
-        self.plugins.insert((name.to_owned(), version.to_owned()), record);
+    /// Makes `record` (written as `raw`) the current manifest of `name@version`.
+    pub fn set_plugin(&mut self, name: &str, version: &str, record: PluginRecord, raw: Vec<u8>) {
+        let key = (name.to_owned(), version.to_owned());
+        self.plugin_raw.insert(key.clone(), raw);
+        self.plugins.insert(key, record);
+    }
+
+    /// The current manifest of `name@version` as written.
+    pub fn plugin_raw(&self, name: &str, version: &str) -> Option<&[u8]> {
+        self.plugin_raw.get(&(name.to_owned(), version.to_owned())).map(Vec::as_slice)
     }
 }
 
@@ -119,8 +138,8 @@ mod tests {
         assert_eq!(view.judge_connector("c", &b), Verdict::Refuse { current: 2 });
         // The repair (the winner written again, after the loser) changes nothing.
         assert_eq!(view.judge_connector("c", &a), Verdict::Again);
-        // A write from a version never seen is refused, even on an empty log.
-        assert_eq!(View::default().judge_connector("c", &put("x", 3)), Verdict::Refuse { current: 0 });
+        // The first record of a compacted log follows versions removed by compaction.
+        assert_eq!(View::default().judge_connector("c", &put("x", 3)), Verdict::Apply);
     }
 
     #[test]
@@ -138,11 +157,11 @@ mod tests {
         let mut view = View::default();
         assert_eq!(view.judge_plugin("p", "1", &manifest("d0", "", true)), Verdict::Again);
         assert_eq!(view.judge_plugin("p", "1", &manifest("u1", "aa", false)), Verdict::Apply);
-        view.set_plugin("p", "1", manifest("u1", "aa", false));
+        view.set_plugin("p", "1", manifest("u1", "aa", false), Vec::new());
         assert_eq!(view.judge_plugin("p", "1", &manifest("u2", "aa", false)), Verdict::Again);
         assert_eq!(view.judge_plugin("p", "1", &manifest("u3", "bb", false)), Verdict::Refuse { current: 0 });
         assert_eq!(view.judge_plugin("p", "1", &manifest("d1", "", true)), Verdict::Apply);
-        view.set_plugin("p", "1", manifest("d1", "", true));
+        view.set_plugin("p", "1", manifest("d1", "", true), Vec::new());
         assert_eq!(view.judge_plugin("p", "1", &manifest("u4", "bb", false)), Verdict::Apply);
     }
 }

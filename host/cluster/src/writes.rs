@@ -103,17 +103,24 @@ impl ClusterLog for Cluster {
 
     fn upload(&self, name: PluginName, version: String, bytes: Vec<u8>, team: Option<TeamName>) -> Pending<'_, (PluginInfo, bool)> {
         Box::pin(async move {
-            let chunks = bytes.chunks(CHUNK_BYTES).collect::<Vec<_>>();
-            for (index, chunk) in chunks.iter().enumerate() {
-                let key = Key::Chunk { name: name.to_string(), version: version.clone(), index: index as u32 };
-                self.config_log.write(&key.to_string(), Some(chunk)).await.map_err(|e| HostError::Cluster(format!("nothing was changed: {e}")))?;
+            let digest = hex::encode(Sha256::digest(&bytes));
+            // Checked before anything is written: a refused upload must not leave its record
+            // as the version's last one.
+            if self.view().plugin(name.as_str(), &version).is_some_and(|p| p.digest != digest) {
+                return Err(HostError::VersionExists(format!("{name}@{version}")));
             }
             let write = write_id();
+            let chunks = bytes.chunks(CHUNK_BYTES).collect::<Vec<_>>();
+            for (index, chunk) in chunks.iter().enumerate() {
+                let key = Key::Chunk { write: write.clone(), index: index as u32 };
+                // Chunks without their plugin record are never loaded: nothing changed yet.
+                self.config_log.write(&key.to_string(), Some(chunk)).await.map_err(|e| HostError::Cluster(format!("nothing was changed: {e}")))?;
+            }
             let uploaded_at_ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
             let manifest = PluginRecord {
                 write: write.clone(),
                 host: self.host_id.clone(),
-                digest: hex::encode(Sha256::digest(&bytes)),
+                digest,
                 size: bytes.len() as u64,
                 chunks: chunks.len() as u32,
                 team,

@@ -45,7 +45,12 @@ pub async fn ensure_log_topic(settings: &[(String, String)], topic: &str, extra:
             Ok(())
         }
         Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => Ok(()),
-        Some(Err((_, code))) => Err(KafkaError::CreateTopic { topic: topic.to_owned(), source: rdkafka::error::KafkaError::AdminOp(code) }),
+        // Not allowed to create topics, say: it may exist, created by an operator; reading it
+        // says so if it does not.
+        Some(Err((_, code))) => {
+            tracing::warn!(%topic, error = %code, "could not create the log topic; using it as it is");
+            Ok(())
+        }
     }
 }
 
@@ -122,7 +127,7 @@ pub fn tail(settings: &[(String, String)], topic: &str, group: &str, stop: Arc<A
         .set("fetch.wait.max.ms", "100")
         .create()
         .map_err(|source| KafkaError::Client { role: "log reader", source })?;
-    let (_, end) = consumer.fetch_watermarks(topic, 0, TIMEOUT).map_err(KafkaError::Offsets)?;
+    let (start, end) = consumer.fetch_watermarks(topic, 0, TIMEOUT).map_err(KafkaError::Offsets)?;
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition_offset(topic, 0, Offset::Beginning).map_err(KafkaError::Offsets)?;
     consumer.assign(&tpl).map_err(KafkaError::Offsets)?;
@@ -131,7 +136,8 @@ pub fn tail(settings: &[(String, String)], topic: &str, group: &str, stop: Arc<A
     std::thread::Builder::new()
         .name("turnpike-log".into())
         .spawn(move || {
-            let mut caught_up = end == 0;
+            // Empty: nothing at all, or every record deleted (`start == end > 0`).
+            let mut caught_up = start >= end;
             if caught_up && tx.blocking_send(Tailed::CaughtUp).is_err() {
                 return;
             }

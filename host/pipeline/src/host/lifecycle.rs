@@ -52,6 +52,12 @@ impl Host {
     /// failed). A changed one is restarted with the new configuration (in-flight work
     /// committed first), unless the connector is stopped, which it stays.
     pub(super) async fn put_here(&self, config: ConnectorConfig) -> Result<Applied, HostError> {
+        self.put_here_as(config, Lifecycle::Running).await
+    }
+
+    /// [`Host::put_here`], creating a new connector in `initial` (a cluster's host starting
+    /// one that is paused or stopped must not run it first).
+    pub(super) async fn put_here_as(&self, config: ConnectorConfig, initial: Lifecycle) -> Result<Applied, HostError> {
         self.refuse_while_closing()?;
         let name = config.name.to_string();
         let _one_at_a_time = self.lock(&name).await;
@@ -69,7 +75,14 @@ impl Host {
                         return Err(HostError::Invalid(problems));
                     }
                     self.check_capacity(connector.config(), &connectors)?;
-                    connectors.insert(name.clone(), self.start(connector, status, Lifecycle::Running));
+                    let entry = match initial {
+                        Lifecycle::Stopped => {
+                            status.set(ConnectorState::Stopped, None);
+                            Entry::idle(Definition::Valid(connector), status, Lifecycle::Stopped)
+                        }
+                        running_or_paused => self.start(connector, status, running_or_paused),
+                    };
+                    connectors.insert(name.clone(), entry);
                 }
                 self.save(&name)?;
                 Ok(Applied::Created)

@@ -158,6 +158,15 @@ impl Host {
         }
     }
 
+    /// Applies a connector's config and lifecycle read from the cluster's log, here: a new
+    /// one is created directly in `lifecycle`.
+    pub async fn apply_put(&self, config: ConnectorConfig, lifecycle: Lifecycle) -> Result<Applied, HostError> {
+        let name = config.name.to_string();
+        let applied = self.put_here_as(config, lifecycle).await?;
+        self.apply(Change::Lifecycle { name, to: lifecycle }).await?;
+        Ok(applied)
+    }
+
     /// Loads a plugin upload read from the cluster's log, here, with the upload's time (so
     /// every host agrees on which version is `@latest`).
     pub async fn apply_upload(&self, name: PluginName, version: String, bytes: Vec<u8>, team: Option<TeamName>, uploaded_at: SystemTime) -> Result<(PluginInfo, bool), HostError> {
