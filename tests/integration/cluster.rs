@@ -215,3 +215,74 @@ async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> a
     }
     Ok(())
 }
+
+/// Each partition's committed offset of `connector`, as `host` reads the group's offsets.
+fn committed(host: &HostProcess, connector: &str) -> Vec<Option<i64>> {
+    let Ok((200, body)) = host.get(&format!("/v1/connectors/{connector}/offsets")) else { return Vec::new() };
+    let mut partitions: Vec<(i64, Option<i64>)> = body["partitions"].as_array().into_iter().flatten().map(|p| (p["partition"].as_i64().unwrap_or(-1), p["committed"].as_i64())).collect();
+    partitions.sort();
+    partitions.into_iter().map(|(_, c)| c).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_lost() -> anyhow::Result<()> {
+    let topics = unique("cluster-zombie");
+    let dir = std::env::temp_dir().join(&topics);
+    let ids = ["zombie-1", "zombie-2", "zombie-3"];
+    let hosts = start_hosts(&dir, &topics, &ids)?;
+    let (input, output) = (unique("zombie-in"), unique("zombie-out"));
+    create_topic(&input, 6).await?;
+    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/zombie", &identity("zombie", &input, &output))?;
+    assert_eq!(status, 201, "{body}");
+    wait_spread(&hosts[0], "zombie", &ids, 1, 6)?;
+
+    // 500 records/s for 24 s; host 2 is frozen (SIGSTOP) 3 s in, past its 6 s session.
+    const TOTAL: usize = 12_000;
+    let producing = tokio::spawn({
+        let input = input.clone();
+        async move {
+            let producer = producer()?;
+            let started = Instant::now();
+            for step in 0..TOTAL / 500 {
+                let batch: Vec<(String, String)> = (step * 500..(step + 1) * 500).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
+                turnpike_tests::produce(&producer, &input, &batch).await?;
+                tokio::time::sleep((started + Duration::from_secs(step as u64 + 1)).saturating_duration_since(Instant::now())).await;
+            }
+            anyhow::Ok(())
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    hosts[1].signal("STOP")?;
+    wait_spread(&hosts[0], "zombie", &["zombie-1", "zombie-3"], 1, 6)?;
+    // The frozen host wakes up believing it still owns its partitions, with batches in
+    // flight and offsets to commit. Its commits must not move any partition's committed
+    // offset back (the broker refuses a commit from a generation that moved on).
+    let mut highest = committed(&hosts[0], "zombie");
+    hosts[1].signal("CONT")?;
+    let woke = Instant::now();
+    let mut backwards = Vec::new();
+    while woke.elapsed() < Duration::from_secs(10) {
+        let now = committed(&hosts[0], "zombie");
+        for (p, (was, is)) in highest.iter_mut().zip(&now).enumerate() {
+            if let (Some(w), Some(i)) = (*was, *is) {
+                if i < w {
+                    backwards.push((p, w, i));
+                }
+            }
+            *was = (*was).max(*is);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(backwards.is_empty(), "committed offsets moved back after the frozen host woke: {backwards:?}");
+    producing.await??;
+    let out = consume_until(&output, Duration::from_secs(120), distinct_keys_reach(TOTAL)).await?;
+    let (distinct, duplicates) = distinct_and_duplicates(&out);
+    println!("cluster: frozen past its session, woken: {distinct} of {TOTAL} records out, {duplicates} duplicates, no committed offset moved back");
+    assert_eq!(distinct, TOTAL, "records missing after the frozen host woke");
+    // It rejoins and takes a share again.
+    wait_spread(&hosts[0], "zombie", &ids, 1, 6)?;
+    for mut host in hosts {
+        assert!(host.stop()?.success());
+    }
+    Ok(())
+}

@@ -320,6 +320,13 @@ impl HostProcess {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Sends `signal` (`STOP`, `CONT`, …) to the process.
+    pub fn signal(&self, signal: &str) -> Result<()> {
+        let sent = Command::new("kill").arg(format!("-{signal}")).arg(self.child.id().to_string()).status()?;
+        anyhow::ensure!(sent.success(), "kill -{signal} failed");
+        Ok(())
+    }
+
     /// Kills the process at once (SIGKILL): no shutdown, no final commit.
     pub fn kill_hard(&mut self) -> Result<()> {
         self.child.kill()?;

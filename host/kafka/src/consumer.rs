@@ -304,9 +304,28 @@ impl Consumer {
         if offsets.is_empty() {
             return Ok(());
         }
-        self.inner.context().safe.lock().unwrap_or_else(|p| p.into_inner()).merge(offsets);
+        // Only partitions this consumer holds now: after its partitions moved (a host frozen
+        // past its session, say), the group may take a commit from the consumer's new
+        // generation for partitions another member reads now, moving their offsets back.
+        // And none below what the group had when the partition was assigned here.
+        let held = self.assigned();
+        let mut owned = offsets.clone();
+        let floors = self.inner.context().floors.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let gone: Vec<(String, i32)> = offsets
+            .iter()
+            .filter(|(t, p, next)| !held.iter().any(|(ht, hp)| ht == t && hp == p) || floors.get(&((*t).to_owned(), *p)).is_some_and(|floor| next < floor))
+            .map(|(t, p, _)| (t.to_owned(), p))
+            .collect();
+        if !gone.is_empty() {
+            tracing::debug!(partitions = ?gone, "not committing offsets of partitions not assigned here, or below the group's");
+            owned.forget(&gone);
+        }
+        if owned.is_empty() {
+            return Ok(());
+        }
+        self.inner.context().safe.lock().unwrap_or_else(|p| p.into_inner()).merge(&owned);
         let mut tpl = TopicPartitionList::new();
-        for (topic, partition, next) in offsets.iter() {
+        for (topic, partition, next) in owned.iter() {
             tpl.add_partition_offset(topic, partition, Offset::Offset(next)).map_err(KafkaError::Commit)?;
         }
         let mode = if sync { CommitMode::Sync } else { CommitMode::Async };

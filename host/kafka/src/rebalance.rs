@@ -24,6 +24,11 @@ pub enum PartitionChange {
 #[derive(Default)]
 pub struct GroupContext {
     pub(crate) safe: Mutex<Offsets>,
+    /// Per assigned partition, the group's committed offset when it was assigned here (then
+    /// raised by each commit): a commit below it would move the partition back, to where
+    /// this consumer was before it lost the partition and got it again (a host frozen past
+    /// its session wakes with offsets from before).
+    pub(crate) floors: Mutex<std::collections::HashMap<(String, i32), i64>>,
     pub(crate) changes: Mutex<Vec<PartitionChange>>,
     /// Whether the client reaches a broker (errors reported outside reads land here too).
     pub(crate) health: Arc<BrokerHealth>,
@@ -43,10 +48,25 @@ impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         let Rebalance::Revoke(revoked) = rebalance else { return };
         let revoked = partitions(revoked);
-        let safe = self.safe.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // What was safe for these partitions is theirs to commit no more, now or later.
+        let safe = {
+            let mut safe = self.safe.lock().unwrap_or_else(|p| p.into_inner());
+            let before = safe.clone();
+            safe.forget(&revoked);
+            before
+        };
+        // Lost, not given up (the session expired): another member owns them already and
+        // reads from its own commits; committing here could move them back.
+        if consumer.assignment_lost() {
+            tracing::warn!(partitions = ?revoked, "partitions lost (the session expired); their offsets are not committed here");
+            self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
+            return;
+        }
+        let floors = self.floors.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut tpl = TopicPartitionList::new();
         for (topic, partition, next) in safe.iter() {
-            if revoked.iter().any(|(t, p)| t == topic && *p == partition) {
+            let below = floors.get(&(topic.to_owned(), partition)).is_some_and(|&floor| next < floor);
+            if revoked.iter().any(|(t, p)| t == topic && *p == partition) && !below {
                 let _ = tpl.add_partition_offset(topic, partition, Offset::Offset(next));
             }
         }
@@ -59,9 +79,20 @@ impl ConsumerContext for GroupContext {
         self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
     }
 
-    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        if let Rebalance::Assign(assigned) = rebalance {
-            let assigned = partitions(assigned);
+    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Assign(tpl) = rebalance {
+            let assigned = partitions(tpl);
+            match consumer.committed_offsets((*tpl).clone(), std::time::Duration::from_secs(10)) {
+                Ok(committed) => {
+                    let mut floors = self.floors.lock().unwrap_or_else(|p| p.into_inner());
+                    for e in committed.elements() {
+                        if let Offset::Offset(at) = e.offset() {
+                            floors.insert((e.topic().to_owned(), e.partition()), at);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "could not read the committed offsets of newly assigned partitions"),
+            }
             tracing::info!(partitions = ?assigned, "partitions assigned");
             self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Assigned(assigned));
         }
