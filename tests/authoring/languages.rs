@@ -60,7 +60,13 @@ async fn python_and_javascript_sources_resume_after_kill_9_with_nothing_missing(
         println!("{lang} source kill -9: {LIMIT} records, {} read before the kill, {duplicates} duplicates after resuming", before.len());
         assert_eq!(distinct as u64, LIMIT, "{lang}: every record; log:\n{}", second.log_text());
         assert_eq!(numbers(&all), (0..LIMIT).collect(), "{lang}: 0..{LIMIT}, no gap");
-        assert!(duplicates < before.len(), "{lang}: resumed from a stored position, not from the start ({duplicates} duplicates)");
+        let positions = |log: String| log.lines().filter(|l| l.contains("position") || l.contains("source connector running")).collect::<Vec<_>>().join("\n");
+        assert!(
+            duplicates < before.len(),
+            "{lang}: resumed from a stored position, not from the start ({duplicates} duplicates); first host:\n{}\nsecond host:\n{}",
+            positions(first.log_text()),
+            positions(second.log_text())
+        );
         assert!(all.iter().all(|(k, v)| *v == format!(r#"{{"n":{k},"source":"{lang}"}}"#)), "{lang}: {:?}", &all[..2]);
     }
     Ok(())

@@ -58,3 +58,47 @@ fn turnpike_dev_masks_records_serves_the_api_and_stops_cleanly() -> anyhow::Resu
     assert!(last.contains("Stopped"), "{last}");
     Ok(())
 }
+
+/// Starts `turnpike dev` with `cache` as its cache directory, waits for the demo connector to
+/// run, and stops it.
+fn run_dev_once(cache: &std::path::Path) -> anyhow::Result<()> {
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(turnpike_bin())
+        .args(["dev", "--listen", &address, "--rate", "20", "--samples", "0"])
+        .env("XDG_CACHE_HOME", cache)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let running = wait_until("the demo connector to run", Duration::from_secs(120), || {
+        anyhow::ensure!(child.try_wait()?.is_none(), "turnpike dev exited early");
+        Ok(matches!(http_get(&address, "/v1/connectors/mask-customers"), Ok((200, body)) if body["state"] == "RUNNING").then_some(()))
+    });
+    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    let exit = wait_until("turnpike dev to stop after SIGTERM", Duration::from_secs(30), || Ok(child.try_wait()?));
+    running?;
+    anyhow::ensure!(exit?.success(), "clean exit");
+    Ok(())
+}
+
+#[test]
+fn a_second_turnpike_dev_reads_the_builtins_the_first_compiled() -> anyhow::Result<()> {
+    let cache = std::env::temp_dir().join(unique("turnpike-dev-cache"));
+    let compiled = cache.join("turnpike").join("compiled");
+    // Each artefact with its modification time: a recompiled one is written anew.
+    let artefacts = || -> anyhow::Result<std::collections::BTreeMap<std::path::PathBuf, std::time::SystemTime>> {
+        let mut found = std::collections::BTreeMap::new();
+        for entry in std::fs::read_dir(&compiled)? {
+            let entry = entry?;
+            if !entry.file_name().to_string_lossy().starts_with('.') {
+                found.insert(entry.path(), entry.metadata()?.modified()?);
+            }
+        }
+        Ok(found)
+    };
+    run_dev_once(&cache)?;
+    let first = artefacts()?;
+    assert!(first.len() >= 5, "one artefact per built-in component in {}: {first:?}", compiled.display());
+    run_dev_once(&cache)?;
+    assert_eq!(artefacts()?, first, "the second run compiled nothing again");
+    Ok(())
+}

@@ -259,6 +259,25 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
+/// Points the default state directory's compiled-code cache (`<dir>/turnpike-state/compiled`)
+/// at one directory for the whole run, unless the config names its own `state_dir`: each host
+/// then reads the built-ins compiled by the first instead of compiling them again (16 s of
+/// CPU per start, which starved the tests running beside).
+fn share_compiled_cache(dir: &Path, config: &str) -> Result<()> {
+    if config.lines().any(|l| l.starts_with("state_dir:")) {
+        return Ok(());
+    }
+    let shared = std::env::temp_dir().join("turnpike-tests-compiled");
+    std::fs::create_dir_all(&shared)?;
+    let state = dir.join("turnpike-state");
+    std::fs::create_dir_all(&state)?;
+    let link = state.join("compiled");
+    if link.symlink_metadata().is_err() {
+        std::os::unix::fs::symlink(&shared, &link)?;
+    }
+    Ok(())
+}
+
 /// A `turnpike run` process.
 pub struct HostProcess {
     child: Child,
@@ -276,6 +295,7 @@ impl HostProcess {
     /// `${env:NAME}` references and the AWS credential chain read).
     pub fn start_with_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> Result<Self> {
         std::fs::create_dir_all(dir)?;
+        share_compiled_cache(dir, config)?;
         let path = dir.join("turnpike.yaml");
         std::fs::write(&path, config)?;
         let admin = config

@@ -74,6 +74,15 @@ transforms:
     config: { fields: [{ path: email, mode: hash }], salt: turnpike-demo }
 "#;
 
+/// Where `turnpike dev` keeps compiled built-ins between runs (the user's cache directory, as
+/// `XDG_CACHE_HOME` or `~/.cache` names it): the first start compiles them (seconds of CPU),
+/// later ones only read them.
+fn compiled_cache() -> Option<std::path::PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(std::path::PathBuf::from(v)).filter(|p| p.is_absolute());
+    let base = std::env::var_os("XDG_CACHE_HOME").and_then(absolute).or_else(|| std::env::var_os("HOME").and_then(absolute).map(|home| home.join(".cache")))?;
+    Some(base.join("turnpike").join("compiled"))
+}
+
 pub async fn dev(args: DevArgs) -> Result<()> {
     let broker = EmbeddedBroker::start()?;
     let bootstrap = broker.bootstrap_servers();
@@ -84,7 +93,12 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     tracing::info!(%bootstrap, "embedded Kafka-compatible broker started (librdkafka mock cluster, in memory)");
 
     let kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
-    let host = Arc::new(Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default()));
+    let mut host = Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default());
+    if let Some(dir) = compiled_cache() {
+        tracing::debug!(dir = %dir.display(), "compiled plugins are kept between runs");
+        host = host.compiled_cache(dir);
+    }
+    let host = Arc::new(host);
     serve::load_builtins(&host).await?;
     for (yaml, what) in [(DEMO_CONNECTOR, "built-in demo connector"), (DEMO_SOURCE, "built-in demo source")] {
         let connector: ConnectorConfig = HostConfig::parse_connector_yaml(yaml, what)?;

@@ -61,6 +61,14 @@ pub enum KafkaError {
         /// librdkafka's error.
         source: rdkafka::error::KafkaError,
     },
+    /// The positions topic's metadata kept carrying an error: its positions cannot be read.
+    #[error("the source positions topic {topic:?} is not readable: {problem}")]
+    PositionsUnavailable {
+        /// The topic.
+        topic: String,
+        /// What the broker said.
+        problem: String,
+    },
     /// The positions topic could not be read to its end in time.
     #[error("could not read the source positions topic {topic:?} to its end in time")]
     PositionsTimeout {

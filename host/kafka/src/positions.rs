@@ -58,8 +58,8 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
     // joined or committed.
     config.set("group.id", "turnpike-positions-reader").set("enable.auto.commit", "false").set("enable.partition.eof", "false");
     let consumer: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "positions reader", source })?;
-    let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
-    let Some(partitions) = metadata.topics().iter().find(|t| t.name() == topic).map(|t| t.partitions().len() as i32) else {
+    let deadline = Instant::now() + TIMEOUT;
+    let Some(partitions) = partition_count(&consumer, topic, deadline)? else {
         return Ok(None);
     };
     let mut tpl = TopicPartitionList::new();
@@ -76,7 +76,6 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
     }
     consumer.assign(&tpl).map_err(KafkaError::Offsets)?;
     let mut found: Option<(i64, Vec<u8>)> = None;
-    let deadline = Instant::now() + TIMEOUT;
     while !ends.is_empty() {
         if Instant::now() > deadline {
             return Err(KafkaError::PositionsTimeout { topic: topic.to_owned() });
@@ -95,4 +94,28 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
         ends.retain(|&(p, high)| !(p == partition && next >= high));
     }
     Ok(found.map(|(_, position)| position))
+}
+
+/// How many partitions `topic` has; `None` when it does not exist. Metadata that carries an
+/// error (a leader being elected, a broker just restarted) is asked for again until the
+/// deadline: taking it for "no positions saved" would restart every source from its start.
+fn partition_count(consumer: &BaseConsumer, topic: &str, deadline: Instant) -> Result<Option<i32>, KafkaError> {
+    loop {
+        let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+        let Some(listed) = metadata.topics().iter().find(|t| t.name() == topic) else { return Ok(None) };
+        let problem = match listed.error().map(RDKafkaErrorCode::from) {
+            Some(RDKafkaErrorCode::UnknownTopicOrPartition) => return Ok(None),
+            Some(code) => code.to_string(),
+            None if listed.partitions().is_empty() => "no partitions listed".to_owned(),
+            None => match listed.partitions().iter().find_map(|p| p.error()) {
+                Some(code) => RDKafkaErrorCode::from(code).to_string(),
+                None => return Ok(Some(listed.partitions().len() as i32)),
+            },
+        };
+        if Instant::now() > deadline {
+            return Err(KafkaError::PositionsUnavailable { topic: topic.to_owned(), problem });
+        }
+        tracing::debug!(%topic, %problem, "positions topic not ready; asking again");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

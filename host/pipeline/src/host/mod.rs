@@ -75,6 +75,9 @@ pub struct Host {
     topic_reads: Arc<Semaphore>,
     /// Where API changes are saved; `None` keeps everything in memory (the demo).
     store: Option<StateStore>,
+    /// Where compiled plugins are kept across starts (`<state_dir>/compiled` with a store);
+    /// `None` compiles every plugin at every start.
+    compiled_cache: Option<std::path::PathBuf>,
     /// Set by [`Host::shutdown`]: nothing starts any more.
     closing: std::sync::atomic::AtomicBool,
     /// The teams of a shared host and the topics each may touch.
@@ -106,6 +109,7 @@ impl Host {
             locks: Mutex::new(HashMap::new()),
             plugin_locks: Mutex::new(HashMap::new()),
             store: None,
+            compiled_cache: None,
             closing: std::sync::atomic::AtomicBool::new(false),
             teams: BTreeMap::new(),
             cluster: std::sync::OnceLock::new(),
@@ -147,7 +151,16 @@ impl Host {
             Some(shared) => shared.secrets = store.secrets(),
             None => tracing::error!("the state directory was given after connectors started; secrets stay in memory"),
         }
+        self.compiled_cache.get_or_insert_with(|| store.compiled_dir());
         self.store = Some(store);
+        self
+    }
+
+    /// Keeps compiled plugins in `dir`, so the same component is compiled once across starts
+    /// (compiling the built-ins takes seconds of CPU). Only this program may write there: its
+    /// files are machine code the host runs.
+    pub fn compiled_cache(mut self, dir: std::path::PathBuf) -> Self {
+        self.compiled_cache = Some(dir);
         self
     }
 

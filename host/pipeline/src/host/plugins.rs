@@ -49,7 +49,7 @@ impl Host {
     /// Compiles (or reads from the compiled cache) on a blocking thread.
     async fn compile(&self, bytes: Vec<u8>) -> Result<turnpike_runtime::Plugin, LoadError> {
         let runtime = self.runtime.clone();
-        let cache = self.store.as_ref().map(turnpike_state::StateStore::compiled_dir);
+        let cache = self.compiled_cache.clone();
         let started = Instant::now();
         let loaded = tokio::task::spawn_blocking(move || runtime.load_cached(&bytes, cache.as_deref()))
             .await
@@ -172,9 +172,9 @@ impl Host {
         }
         self.registry().remove(name, version);
         let still_used = |d: &str| self.registry().list().iter().any(|p| p.plugin.digest() == d);
-        if let (Some(digest), Some(store)) = (digest, &self.store) {
+        if let (Some(digest), Some(cache)) = (digest, &self.compiled_cache) {
             if !still_used(&digest) {
-                prune_compiled(&store.compiled_dir(), &digest);
+                prune_compiled(cache, &digest);
             }
         }
         Ok(())
