@@ -19,7 +19,7 @@ const STATUS_INTERVAL_MS: u64 = 500;
 /// cluster host of the run shares one state directory, for its compiled-code cache: in a
 /// cluster it holds nothing else these tests use, and ten hosts each compiling every
 /// built-in plugin starved the tests running beside them of CPU.
-fn cluster_host(id: &str, topics: &str) -> String {
+pub(crate) fn cluster_host(id: &str, topics: &str) -> String {
     let state = std::env::temp_dir().join("turnpike-cluster-tests-state");
     format!(
         "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\nstate_dir: {}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
@@ -31,7 +31,7 @@ fn cluster_host(id: &str, topics: &str) -> String {
 
 /// Starts the hosts one after the other's API answers: the first compiles the built-in
 /// plugins into the shared cache, the others read it.
-fn start_hosts(dir: &Path, topics: &str, ids: &[&str]) -> anyhow::Result<Vec<HostProcess>> {
+pub(crate) fn start_hosts(dir: &Path, topics: &str, ids: &[&str]) -> anyhow::Result<Vec<HostProcess>> {
     let mut hosts = Vec::new();
     for id in ids {
         let host = HostProcess::start(&dir.join(id), &cluster_host(id, topics))?;
@@ -41,12 +41,12 @@ fn start_hosts(dir: &Path, topics: &str, ids: &[&str]) -> anyhow::Result<Vec<Hos
     Ok(hosts)
 }
 
-fn identity(name: &str, input: &str, output: &str) -> Value {
+pub(crate) fn identity(name: &str, input: &str, output: &str) -> Value {
     json!({ "name": name, "topics": [input], "output_topic": output, "transforms": [{ "plugin": "identity" }] })
 }
 
 /// `host`'s view of every host's report on `connector`: (host, state, version, partitions).
-fn reports(host: &HostProcess, connector: &str) -> Vec<(String, String, u64, Vec<i64>, bool)> {
+pub(crate) fn reports(host: &HostProcess, connector: &str) -> Vec<(String, String, u64, Vec<i64>, bool)> {
     let Ok((200, body)) = host.get(&format!("/v1/connectors/{connector}")) else { return Vec::new() };
     let hosts = body["hosts"].as_array().cloned().unwrap_or_default();
     hosts
@@ -60,7 +60,7 @@ fn reports(host: &HostProcess, connector: &str) -> Vec<(String, String, u64, Vec
 
 /// Waits until `host` shows `connector` RUNNING at `version` on exactly the hosts `ids`,
 /// with the `partitions` input partitions spread over them, each reading some.
-fn wait_spread(host: &HostProcess, connector: &str, ids: &[&str], version: u64, partitions: i64) -> anyhow::Result<Vec<(String, String, u64, Vec<i64>, bool)>> {
+pub(crate) fn wait_spread(host: &HostProcess, connector: &str, ids: &[&str], version: u64, partitions: i64) -> anyhow::Result<Vec<(String, String, u64, Vec<i64>, bool)>> {
     let want: BTreeSet<String> = ids.iter().map(|s| (*s).to_owned()).collect();
     wait_until(&format!("{connector} v{version} running on {ids:?} with {partitions} partitions spread"), Duration::from_secs(90), || {
         let seen: Vec<_> = reports(host, connector).into_iter().filter(|r| r.4).collect();

@@ -5,6 +5,7 @@ mod api_fuzz;
 mod auth;
 mod cli;
 mod cluster;
+mod cluster_join;
 mod config_errors;
 mod connect_chain;
 mod connect_import;

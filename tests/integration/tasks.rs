@@ -72,3 +72,66 @@ async fn a_source_connector_refuses_more_than_one_task() -> anyhow::Result<()> {
     assert!(body.to_string().contains("tasks"), "{body}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_scale_up_to_max_under_a_backlog_and_back_down_once_it_drains() -> anyhow::Result<()> {
+    use std::io::BufRead;
+    const RECORDS: usize = 200_000;
+    let topic = unique("scale-in");
+    create_topic(&topic, 8).await?;
+    let records: Vec<_> = (0..RECORDS).map(|i| (format!("k{i}"), format!("{{\"n\":{i},\"email\":\"u{i}@example.com\"}}"))).collect();
+    produce(&producer()?, &topic, &records).await?;
+    let dir = std::env::temp_dir().join(unique("turnpike-scale"));
+    let mut host = HostProcess::start(&dir, &bare_host_config())?;
+    wait_healthy(&host)?;
+    // Every event from before the connector exists, read on a thread of its own.
+    let mut events = event_stream(&host.admin)?;
+    let scaled = std::sync::Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    std::thread::spawn({
+        let scaled = scaled.clone();
+        move || {
+            let mut line = String::new();
+            while events.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if let Some(Ok(event)) = line.trim().strip_prefix("data:").map(|d| serde_json::from_str::<serde_json::Value>(d.trim())) {
+                    if event["kind"] == "tasks_scaled" {
+                        scaled.lock().expect("events").push(event);
+                    }
+                }
+                line.clear();
+            }
+        }
+    });
+    // Small batches keep one task busy for many seconds with this backlog.
+    let connector = serde_json::json!({
+        "name": "elastic", "topics": [topic], "output_topic": format!("{topic}-out"),
+        "tasks": { "min": 1, "max": 4, "target_lag_per_task": 2000, "scale_down_after_s": 3 },
+        "batch": { "max_records": 20 },
+        "transforms": [{ "plugin": "pii-mask", "config": { "fields": ["email"] } }]
+    });
+    let (status, body) = http_json(&host.admin, "PUT", "/v1/connectors/elastic", &connector)?;
+    assert_eq!(status, 201, "{body}");
+    let task_count = |host: &HostProcess| host.get("/v1/connectors/elastic").map(|(_, s)| s["tasks"].as_array().map_or(0, Vec::len));
+    wait_until("four tasks under the backlog", Duration::from_secs(60), || Ok((task_count(&host)? == 4).then_some(())))
+        .with_context(|| format!("{}\nlog:\n{}", host.get("/v1/connectors/elastic").map(|s| s.1.to_string()).unwrap_or_default(), host.log_text()))?;
+    let out = consume_until(&format!("{topic}-out"), Duration::from_secs(180), distinct_keys_reach(RECORDS)).await?;
+    let (distinct, duplicates) = distinct_and_duplicates(&out);
+    assert_eq!(distinct, RECORDS, "every input came out while tasks came and went ({duplicates} duplicates)");
+    // Drained: after the 3 s window, down to the one task the lag needs.
+    wait_until("one task once the backlog drained", Duration::from_secs(60), || Ok((task_count(&host)? == 1).then_some(())))?;
+    let status = host.get("/v1/connectors/elastic")?.1;
+    assert_eq!((status["state"].as_str(), status["lag"].as_i64()), (Some("RUNNING"), Some(0)), "{status}");
+    let seen: Vec<(u64, u64)> = wait_until("the scaling events", Duration::from_secs(10), || {
+        let seen: Vec<(u64, u64)> = scaled.lock().expect("events").iter().map(|e| (e["from"].as_u64().unwrap_or(0), e["to"].as_u64().unwrap_or(0))).collect();
+        Ok(seen.last().is_some_and(|(_, to)| *to == 1).then_some(seen))
+    })?;
+    println!("tasks by lag: {RECORDS} records behind at 2,000 per task, events (from, to): {seen:?}, {duplicates} duplicates");
+    assert_eq!(seen.first().map(|e| e.0), Some(1), "it began with min, one task: {seen:?}");
+    assert!(seen.iter().any(|(_, to)| *to == 4), "up to max under the backlog: {seen:?}");
+    // A partition that moves is committed up to every acknowledged record first, so its next
+    // owner re-reads at most what was in flight: 8 batches of 20 per task, for 4 tasks, in
+    // the two moves (up, then down). Committing only what the last periodic commit saved
+    // re-read about a second of work: 1,800 of 60,000 records here.
+    assert!(duplicates <= 2 * 4 * 8 * 20, "{duplicates} records read twice");
+    assert!(host.stop()?.success());
+    Ok(())
+}

@@ -57,6 +57,13 @@ pub async fn read_with_headers(topic: &str, count: usize, timeout: Duration) -> 
     read_until(topic, timeout, |m| ReadRecord { key: text(m.key()), value: text(m.payload()), headers: headers(m) }, |got| got.len() >= count).await
 }
 
+/// Reads `topic` from the start until `done(records so far)` says stop or `timeout` passes:
+/// each record's key, partition and timestamp (ms; the broker's append time on a topic with
+/// `message.timestamp.type: LogAppendTime`, which is when the record became readable).
+pub async fn read_timestamps(topic: &str, timeout: Duration, done: impl FnMut(&[(String, i32, i64)]) -> bool) -> Result<Vec<(String, i32, i64)>> {
+    read_until(topic, timeout, |m| (text(m.key()), m.partition(), m.timestamp().to_millis().unwrap_or(-1)), done).await
+}
+
 /// A record's headers, values lossily as text.
 fn headers(m: &BorrowedMessage<'_>) -> HashMap<String, String> {
     use rdkafka::message::Headers;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::ranged::Ranged;
 use crate::database::DatabaseAccess;
 use crate::storage::StorageAccess;
-use crate::{ConnectorName, PluginRef, TeamName, TopicName};
+use crate::{ConnectorName, PluginRef, TeamName, TopicName, Tasks};
 
 /// A connector. Its kind follows from what it names:
 /// - **transform**: `topics` → `transforms` → `output_topic`;
@@ -65,10 +65,11 @@ pub struct ConnectorConfig {
     pub start_from: StartFrom,
     /// Pipelines (a consumer and its own plugin instances) the connector runs, so one busy
     /// connector uses several cores; its consumer group spreads the input partitions over
-    /// them (a task beyond the partition count has none and waits). Default 1; 1 to 64. A
-    /// source connector runs one.
-    #[serde(default = "one_task", skip_serializing_if = "is_one_task")]
-    pub tasks: Ranged<1, 64>,
+    /// them (a task beyond the partition count has none and waits). A number (default 1; 1
+    /// to 64), or `{ min, max, target_lag_per_task }` to scale by lag. A source connector
+    /// runs one.
+    #[serde(default, skip_serializing_if = "Tasks::is_one")]
+    pub tasks: Tasks,
     /// How records are grouped into batches for the plugins.
     #[serde(default)]
     pub batch: BatchConfig,
@@ -81,14 +82,6 @@ pub struct ConnectorConfig {
     /// Automatic restart after a failure.
     #[serde(default)]
     pub restart: RestartPolicy,
-}
-
-fn one_task() -> Ranged<1, 64> {
-    Ranged::constant(1)
-}
-
-fn is_one_task(tasks: &Ranged<1, 64>) -> bool {
-    tasks.get() == 1
 }
 
 /// Where a consumer group without committed offsets starts reading.

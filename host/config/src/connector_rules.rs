@@ -27,9 +27,11 @@ impl ConnectorConfig {
             ConnectorKind::Transform | ConnectorKind::Sink if self.topics.is_empty() => add("topics", "list at least one topic to consume".into()),
             _ => {}
         }
-        if kind == ConnectorKind::Source && self.tasks.get() > 1 {
+        if kind == ConnectorKind::Source && self.tasks != crate::Tasks::default() {
             add("tasks", format!("a source connector runs one task (its plugin keeps one position), not {}; remove `tasks`", self.tasks));
         }
+        problems.extend(self.tasks.problems(&format!("{key}.tasks")));
+        let mut add = |field: &str, msg: String| problems.push(Problem::new(format!("{key}.{field}"), msg));
         match (kind, &self.output_topic) {
             (ConnectorKind::Sink, Some(_)) => add("output_topic", "a sink connector writes to its sink plugin; remove `output_topic`".into()),
             (ConnectorKind::Transform | ConnectorKind::Source, None) => add("output_topic", "name the topic to write to".into()),

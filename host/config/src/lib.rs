@@ -22,6 +22,7 @@ mod ranged;
 mod references;
 mod serde_words;
 mod storage;
+mod tasks;
 mod teams;
 mod validated;
 
@@ -43,6 +44,7 @@ pub use references::{
     check_secret_value, check_syntax, is_only_references, referenced_secrets, resolve, resolve_at, resolve_str, Resolved, SecretLookup, SecretName, MIN_SECRET_CHARS,
 };
 pub use storage::{StorageAccess, StorageCredentials};
+pub use tasks::{AutoScale, Tasks, MAX_TASKS};
 pub use serde_words::in_users_words;
 pub use teams::{glob_matches, Role, TeamPolicy};
 pub use validated::{Connector, Flow, HttpGrantSpec, Output};

@@ -296,6 +296,15 @@ impl Consumer {
         std::mem::take(&mut *self.inner.context().changes.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Remembers `offsets` (next offsets to read) as safe without committing them yet: a
+    /// revocation commits them before its partitions go, so their next owner starts after
+    /// every acknowledged record, not after the last periodic commit (a second of work,
+    /// read and written again). Entries for partitions no longer held are harmless: a
+    /// revocation commits only its own partitions, never below the group's offset.
+    pub fn acknowledged(&self, offsets: &Offsets) {
+        self.inner.context().safe.lock().unwrap_or_else(|p| p.into_inner()).merge(offsets);
+    }
+
     /// Commits `offsets` (next offsets to read). `sync` waits for the broker's answer; use it
     /// at shutdown so the last acknowledged work is not re-read. The offsets are also
     /// remembered as safe: they are committed again, synchronously, right before their

@@ -31,6 +31,8 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
     /// is logged and retried at the next save (progress only grows).
     fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = ()> + Send;
+    /// Told after each acknowledged batch, between saves.
+    fn acknowledged(&self, _acknowledged: &Self::Progress) {}
 }
 
 /// A consumer group's offsets: for connectors that read Kafka.
@@ -50,6 +52,11 @@ impl Checkpoint for GroupOffsets {
         if let Err(e) = self.consumer.commit_off_thread(acknowledged, sync).await {
             tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
         }
+    }
+
+    /// What a rebalance commits before partitions leave: everything acknowledged so far.
+    fn acknowledged(&self, acknowledged: &Offsets) {
+        self.consumer.acknowledged(acknowledged);
     }
 }
 
@@ -130,6 +137,7 @@ pub(crate) async fn run<C: Checkpoint>(
         }
         status.count_out(outputs, bytes);
         C::merge(&mut acknowledged, batch.progress);
+        checkpoint.acknowledged(&acknowledged);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
             checkpoint.save(&acknowledged, false).await;

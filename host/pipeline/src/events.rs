@@ -72,6 +72,15 @@ pub enum EventKind {
         /// How long no broker answered.
         unreachable_ms: u64,
     },
+    /// A connector scaling by lag changed its task count.
+    TasksScaled {
+        /// Tasks before.
+        from: usize,
+        /// Tasks now.
+        to: usize,
+        /// Records behind when it decided.
+        lag: i64,
+    },
     /// A state-changing API request on a host with auth, allowed or refused. The event's
     /// `connector` is the one the request named, if any.
     Audit {
@@ -102,6 +111,7 @@ impl EventKind {
             EventKind::SwapFailed { .. } => "swap_failed",
             EventKind::BrokerUnreachable { .. } => "broker_unreachable",
             EventKind::BrokerReachable { .. } => "broker_reachable",
+            EventKind::TasksScaled { .. } => "tasks_scaled",
             EventKind::Audit { .. } => "audit",
         }
     }
@@ -151,6 +161,7 @@ impl Events {
             EventKind::SwapFailed { to, reason } => tracing::warn!(connector, ?to, %reason, "plugin swap refused; keeping the running versions"),
             EventKind::BrokerUnreachable { message } => tracing::warn!(connector, %message, "no Kafka broker answers; the connector waits for one"),
             EventKind::BrokerReachable { unreachable_ms } => tracing::info!(connector, unreachable_ms, "a Kafka broker answers again"),
+            EventKind::TasksScaled { from, to, lag } => tracing::info!(connector, from, to, lag, "task count scaled by lag"),
             EventKind::Audit { token, team, role, action, status } => tracing::info!(target: "turnpike::audit", connector, ?token, ?team, ?role, %action, status, "admin request"),
         }
         *self.counts.lock().unwrap_or_else(|p| p.into_inner()).entry(kind.name()).or_default() += 1;

@@ -4,6 +4,7 @@
 //! ([`tasks`]) feeding batches through its [`chain`], and a committer ([`committer`]) that
 //! commits input offsets only once every output derived from them is acknowledged.
 
+mod autoscale;
 mod batches;
 mod broker_watch;
 mod chain;
@@ -25,6 +26,7 @@ mod database;
 mod storage;
 mod supervisor;
 mod swap;
+mod task_pool;
 mod tasks;
 mod throughput;
 mod validation;

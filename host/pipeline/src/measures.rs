@@ -140,6 +140,23 @@ impl Measures {
         self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
+    /// Task `task` stopped while the run goes on (fewer tasks by lag): it reads nothing and
+    /// holds no instance any more.
+    pub(crate) fn task_retired(&self, task: usize) {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, _), _| *t != task);
+        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
+        self.task_records.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
+    }
+
+    /// Records behind over the current consumers (`None` before any is known) and how many
+    /// partitions they are assigned: what scaling by lag decides on.
+    pub(crate) fn lag_and_partitions(&self) -> (Option<i64>, usize) {
+        let consumers: Vec<Arc<Consumer>> = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let lags: Vec<i64> = consumers.iter().filter_map(|c| c.lag()).collect();
+        let partitions = consumers.iter().map(|c| c.assigned().len()).sum();
+        ((!lags.is_empty()).then(|| lags.iter().sum()), partitions)
+    }
+
     /// Task `task`'s stages were replaced (a hot swap): the old instances are gone.
     pub(crate) fn stages_replaced(&self, task: usize) {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, stage), _| *t != task || !stage.starts_with("transform-"));

@@ -61,7 +61,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch
         let run = {
             let connector = connector.borrow().clone();
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
-            tokio::spawn(async move { run_tasks(&shared, &connector, &status, &cancel, &controls).await })
+            tokio::spawn(async move { crate::task_pool::run_tasks(&shared, &connector, &status, &cancel, &controls).await })
         };
         let ended = run.await;
         status.measures.run_ended();
@@ -159,10 +159,21 @@ fn backoff(policy: &RestartPolicy, attempt: u32) -> Duration {
     Duration::from_millis((capped * factor).max(1.0) as u64)
 }
 
-enum Task {
+/// One pipeline of a connector, built and ready to run.
+pub(crate) enum Task {
     Transform(TransformTask),
     Source(SourceTask),
     Sink(SinkTask),
+}
+
+impl Task {
+    pub(crate) async fn run(self) {
+        match self {
+            Task::Transform(task) => task.run().await,
+            Task::Source(task) => task.run().await,
+            Task::Sink(task) => task.run().await,
+        }
+    }
 }
 
 /// The sandbox limits and HTTP grant of every plugin instance of a connector.
@@ -199,60 +210,10 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     Ok(info)
 }
 
-/// One run: the connector's tasks (one for a source, `tasks` for the others), each spawned on
-/// its own so they use several cores, and the broker watch beside them. When one task ends
-/// (failed, or stopped) the others are stopped too: a run fails or stops as a whole, and the
-/// restart policy restarts all of it. A task's panic is raised again here, for the supervisor.
-async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, controls: &Controls) {
-    let count = if matches!(connector.flow(), Flow::Source { .. }) { 1 } else { connector.config().tasks.get() as usize };
-    let health = Arc::new(BrokerHealth::default());
-    let run_cancel = cancel.child_token();
-    let mut tasks = Vec::with_capacity(count);
-    for index in 0..count {
-        match build_task(shared, connector, status, &run_cancel, controls, index, &health) {
-            Ok(task) => tasks.push(task),
-            Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
-        }
-    }
-    let mut running = tokio::task::JoinSet::new();
-    for task in tasks {
-        running.spawn(async move {
-            match task {
-                Task::Transform(task) => task.run().await,
-                Task::Source(task) => task.run().await,
-                Task::Sink(task) => task.run().await,
-            }
-        });
-    }
-    // The watch never ends on its own: the run's end drops it.
-    let watch = crate::broker_watch::watch(health, shared.probe.clone(), status.clone());
-    let mut watch = std::pin::pin!(watch);
-    let mut panicked = None;
-    loop {
-        tokio::select! {
-            biased;
-            joined = running.join_next() => match joined {
-                None => break,
-                Some(ended) => {
-                    run_cancel.cancel();
-                    if let Err(e) = ended {
-                        if e.is_panic() {
-                            panicked.get_or_insert(e.into_panic());
-                        }
-                    }
-                }
-            },
-            () = &mut watch => {}
-        }
-    }
-    if let Some(payload) = panicked {
-        std::panic::resume_unwind(payload);
-    }
-}
-
 /// Resolves the connector's plugins and creates task `index`'s Kafka clients, which report to
-/// the run's `health`.
-fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<Task, FaultInfo> {
+/// the run's `health`. The task stops when the run does, or alone by its own token (returned).
+pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, run: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, CancellationToken), FaultInfo> {
+    let cancel = &run.child_token();
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -292,7 +253,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         status.measures.set_consumer(index, consumer.clone());
         Ok::<_, FaultInfo>(consumer)
     };
-    let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), paused: paused.clone(), task: index };
+    let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), run: run.clone(), paused: paused.clone(), task: index };
     let task = match connector.flow() {
         Flow::Source { source, output } => {
             let info = resolve_kind(&shared.registry, &source.plugin, PluginKind::Source, team)?;
@@ -318,7 +279,7 @@ fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, 
         }),
     };
     status.set_plugins(labels);
-    Ok(task)
+    Ok((task, cancel.clone()))
 }
 
 #[cfg(test)]

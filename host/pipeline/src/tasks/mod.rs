@@ -32,11 +32,25 @@ pub(crate) struct TaskContext {
     pub(crate) producer: Producer,
     pub(crate) policy: ErrorPolicy,
     pub(crate) status: Arc<LiveStatus>,
+    /// This task's stop: the run's, or its own alone (fewer tasks by lag).
     pub(crate) cancel: CancellationToken,
+    /// The whole run's stop.
+    pub(crate) run: CancellationToken,
     /// `true` while the connector is paused.
     pub(crate) paused: watch::Receiver<bool>,
     /// Which of the connector's tasks this is (from 0).
     pub(crate) task: usize,
+}
+
+impl TaskContext {
+    /// Ends the task as [`finish`] does, except that a task stopped alone while the run goes
+    /// on (fewer tasks by lag) leaves the connector's state as it is.
+    pub(crate) fn finish(&self, name: &str, exit: Exit) {
+        let alone = matches!(exit, Exit::Shutdown) && self.cancel.is_cancelled() && !self.run.is_cancelled();
+        if !alone {
+            finish(&self.status, name, exit);
+        }
+    }
 }
 
 /// Why a connector's loop ended.

@@ -81,7 +81,7 @@ impl SinkTask {
                 exit = e;
             }
         }
-        finish(&cx.status, &name, exit);
+        cx.finish(&name, exit);
     }
 }
 

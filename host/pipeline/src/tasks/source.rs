@@ -66,7 +66,7 @@ impl SourceTask {
         let exit = self.poll_loop(source, position, &tx, &delivery_failed).await;
         drop(tx);
         drain(&self.cx.producer, committer, &name).await;
-        finish(&self.cx.status, &name, exit);
+        self.cx.finish(&name, exit);
     }
 
     /// Reads the last saved position and creates the source and the chain.

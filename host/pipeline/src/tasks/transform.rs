@@ -58,7 +58,7 @@ impl TransformTask {
         let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed)).await;
         drop(hooks);
         drain(&cx.producer, committer, &name).await;
-        finish(&cx.status, &name, exit);
+        cx.finish(&name, exit);
     }
 }
 

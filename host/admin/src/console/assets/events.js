@@ -18,6 +18,7 @@ export function summarize(e) {
     case 'swap_failed': return `switch to ${list(e.to)} refused: ${e.reason}`;
     case 'broker_unreachable': return `no Kafka broker answers: ${e.message}; waiting, nothing lost`;
     case 'broker_reachable': return `a Kafka broker answers again after ${(Number(e.unreachable_ms) / 1000).toFixed(1)} s`;
+    case 'tasks_scaled': return `tasks ${e.from} → ${e.to} (${e.lag} records behind)`;
     case 'audit': return `${e.action} → ${e.status}${e.token ? ` (token ${e.token}${e.team ? `, team ${e.team}` : ''}${e.role ? `, ${e.role}` : ''})` : ' (no valid token)'}`;
     case 'lagged': return `this page missed ${e.missed} events (it fell behind the host)`;
     default: return '';

@@ -1,0 +1,148 @@
+//! One run of a connector: its tasks, each spawned on its own so they use several cores, the
+//! broker watch beside them, and, with `tasks: { min, max, … }`, tasks started and stopped
+//! by lag while the run goes on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use turnpike_config::{Connector, Flow, Tasks};
+use turnpike_kafka::BrokerHealth;
+
+use crate::autoscale::{Scaler, CHECK_EVERY};
+use crate::connector_state::ConnectorState;
+use crate::events::EventKind;
+use crate::status::LiveStatus;
+use crate::supervisor::{build_task, Controls, Shared, Task};
+
+/// The running tasks of one run, by index.
+struct Pool<'a> {
+    shared: &'a Shared,
+    connector: &'a Connector,
+    status: &'a Arc<LiveStatus>,
+    controls: &'a Controls,
+    health: Arc<BrokerHealth>,
+    run_cancel: CancellationToken,
+    running: JoinSet<usize>,
+    /// Each live task's own stop, a child of the run's.
+    tokens: BTreeMap<usize, CancellationToken>,
+    /// Tasks asked to stop by scaling that have not ended yet: their end is not the run's.
+    retiring: BTreeSet<usize>,
+}
+
+impl Pool<'_> {
+    fn build(&self, index: usize) -> Result<(Task, CancellationToken), crate::status::FaultInfo> {
+        build_task(self.shared, self.connector, self.status, &self.run_cancel, self.controls, index, &self.health)
+    }
+
+    fn spawn(&mut self, index: usize, task: Task, cancel: CancellationToken) {
+        self.tokens.insert(index, cancel);
+        self.running.spawn(async move {
+            task.run().await;
+            index
+        });
+    }
+
+    /// Starts one more task, at the lowest index free; false if it could not be built.
+    fn grow(&mut self) -> bool {
+        let Some(index) = (0..).find(|i| !self.tokens.contains_key(i) && !self.retiring.contains(i)) else { return false };
+        match self.build(index) {
+            Ok((task, cancel)) => {
+                self.spawn(index, task, cancel);
+                true
+            }
+            Err(fault) => {
+                tracing::warn!(connector = %self.connector.name(), task = index + 1, error = %fault.message, "could not start another task; trying again at the next check");
+                false
+            }
+        }
+    }
+
+    /// Stops the highest-numbered task (it commits what it finished, as at any stop).
+    fn shrink(&mut self) {
+        if let Some((index, cancel)) = self.tokens.pop_last() {
+            cancel.cancel();
+            self.retiring.insert(index);
+        }
+    }
+}
+
+/// Runs the connector's tasks until one ends (failed, or stopped: the others are stopped too,
+/// a run fails or stops as a whole and the restart policy restarts all of it) or the run is
+/// cancelled. A task's panic is raised again here, for the supervisor.
+pub(crate) async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, controls: &Controls) {
+    let source = matches!(connector.flow(), Flow::Source { .. });
+    let count = if source { 1 } else { connector.config().tasks.initial() };
+    let mut scaler = match connector.config().tasks {
+        Tasks::Auto(auto) if !source => Some(Scaler::new(auto)),
+        _ => None,
+    };
+    let run_cancel = cancel.child_token();
+    let mut pool = Pool { shared, connector, status, controls, health: Arc::default(), run_cancel: run_cancel.clone(), running: JoinSet::new(), tokens: BTreeMap::new(), retiring: BTreeSet::new() };
+    let mut built = Vec::with_capacity(count);
+    for index in 0..count {
+        match pool.build(index) {
+            Ok((task, task_cancel)) => built.push((index, task, task_cancel)),
+            Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
+        }
+    }
+    for (index, task, task_cancel) in built {
+        pool.spawn(index, task, task_cancel);
+    }
+    // The watch never ends on its own: the run's end drops it.
+    let watch = crate::broker_watch::watch(pool.health.clone(), shared.probe.clone(), status.clone());
+    let mut watch = std::pin::pin!(watch);
+    let mut checks = tokio::time::interval(CHECK_EVERY);
+    checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut panicked = None;
+    loop {
+        tokio::select! {
+            biased;
+            joined = pool.running.join_next() => match joined {
+                None => break,
+                Some(Ok(index)) if pool.retiring.remove(&index) => status.measures.task_retired(index),
+                Some(ended) => {
+                    run_cancel.cancel();
+                    if let Err(e) = ended {
+                        if e.is_panic() {
+                            panicked.get_or_insert(e.into_panic());
+                        }
+                    }
+                }
+            },
+            () = &mut watch => {}
+            _ = checks.tick(), if scaler.is_some() && !run_cancel.is_cancelled() => {
+                if let Some(scaler) = scaler.as_mut() {
+                    scale(&mut pool, scaler);
+                }
+            }
+        }
+    }
+    if let Some(payload) = panicked {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// One scaling check: as many tasks as the lag needs (none while paused: nothing is read).
+fn scale(pool: &mut Pool<'_>, scaler: &mut Scaler) {
+    if *pool.controls.0.borrow() {
+        return;
+    }
+    let (lag, partitions) = pool.status.measures.lag_and_partitions();
+    let current = pool.tokens.len();
+    let wanted = scaler.decide(current, lag, partitions, Instant::now());
+    if wanted == current {
+        return;
+    }
+    while pool.tokens.len() > wanted {
+        pool.shrink();
+    }
+    while pool.tokens.len() < wanted && pool.grow() {}
+    let now = pool.tokens.len();
+    if now != current {
+        let lag = lag.unwrap_or_default();
+        pool.status.events().emit(pool.connector.name().as_str(), EventKind::TasksScaled { from: current, to: now, lag });
+    }
+}
