@@ -131,13 +131,18 @@ impl utoipa::PartialSchema for Tasks {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::OneOfBuilder::new()
             .item(<Ranged<1, MAX_TASKS> as utoipa::PartialSchema>::schema())
-            .item(<AutoScale as utoipa::PartialSchema>::schema())
+            .item(utoipa::openapi::Ref::from_schema_name(<AutoScale as utoipa::ToSchema>::name()))
             .description(Some("A fixed number of tasks, or a range the host scales within by lag."))
             .into()
     }
 }
 
-impl utoipa::ToSchema for Tasks {}
+impl utoipa::ToSchema for Tasks {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        schemas.push((<AutoScale as utoipa::ToSchema>::name().into(), <AutoScale as utoipa::PartialSchema>::schema()));
+        <AutoScale as utoipa::ToSchema>::schemas(schemas);
+    }
+}
 
 #[cfg(test)]
 mod tests {

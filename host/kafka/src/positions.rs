@@ -96,20 +96,32 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
     Ok(found.map(|(_, position)| position))
 }
 
+/// How long a positions topic the broker does not know is asked for again before it counts
+/// as absent: a broker that just restarted may not know it yet, and the host creates it at
+/// start, but one that was never created (no permission to) must not stop sources for long.
+const UNKNOWN_TOPIC_GRACE: Duration = Duration::from_secs(2);
+
 /// How many partitions `topic` has; `None` when it does not exist. Metadata that carries an
 /// error (a leader being elected, a broker just restarted) is asked for again until the
 /// deadline: taking it for "no positions saved" would restart every source from its start.
 fn partition_count(consumer: &BaseConsumer, topic: &str, deadline: Instant) -> Result<Option<i32>, KafkaError> {
+    let absent_after = Instant::now() + UNKNOWN_TOPIC_GRACE;
     loop {
         let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
-        let Some(listed) = metadata.topics().iter().find(|t| t.name() == topic) else { return Ok(None) };
-        let problem = match listed.error().map(RDKafkaErrorCode::from) {
-            Some(RDKafkaErrorCode::UnknownTopicOrPartition) => return Ok(None),
+        let listed = metadata.topics().iter().find(|t| t.name() == topic);
+        let unknown = listed.is_none_or(|t| t.error().map(RDKafkaErrorCode::from) == Some(RDKafkaErrorCode::UnknownTopicOrPartition));
+        if unknown && Instant::now() >= absent_after {
+            return Ok(None);
+        }
+        let problem = match listed.and_then(|t| t.error()).map(RDKafkaErrorCode::from) {
+            _ if unknown => "the broker does not know the topic".to_owned(),
             Some(code) => code.to_string(),
-            None if listed.partitions().is_empty() => "no partitions listed".to_owned(),
-            None => match listed.partitions().iter().find_map(|p| p.error()) {
-                Some(code) => RDKafkaErrorCode::from(code).to_string(),
-                None => return Ok(Some(listed.partitions().len() as i32)),
+            None => match listed.map(|t| t.partitions()).unwrap_or_default() {
+                [] => "no partitions listed".to_owned(),
+                partitions => match partitions.iter().find_map(|p| p.error()) {
+                    Some(code) => RDKafkaErrorCode::from(code).to_string(),
+                    None => return Ok(Some(partitions.len() as i32)),
+                },
             },
         };
         if Instant::now() > deadline {

@@ -59,9 +59,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch
     loop {
         let started = Instant::now();
         let run = {
-            let connector = connector.borrow().clone();
+            let latest = connector.clone();
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
-            tokio::spawn(async move { crate::task_pool::run_tasks(&shared, &connector, &status, &cancel, &controls).await })
+            tokio::spawn(async move { crate::task_pool::run_tasks(&shared, latest, &status, &cancel, &controls).await })
         };
         let ended = run.await;
         status.measures.run_ended();

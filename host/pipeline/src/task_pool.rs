@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Tasks};
@@ -14,13 +15,21 @@ use turnpike_kafka::BrokerHealth;
 use crate::autoscale::{Scaler, CHECK_EVERY};
 use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
-use crate::status::LiveStatus;
+use crate::status::{FaultInfo, LiveStatus};
 use crate::supervisor::{build_task, Controls, Shared, Task};
+
+/// After a change of the task count, how long the group gets to settle (tasks joining or
+/// leaving move partitions) before the next decision: during a rebalance lag and partitions
+/// are under-counted, and deciding on them would add and remove tasks in turn.
+const SETTLE: Duration = Duration::from_secs(5);
 
 /// The running tasks of one run, by index.
 struct Pool<'a> {
     shared: &'a Shared,
-    connector: &'a Connector,
+    /// The connector as it is now: a task added later runs the plugin versions a hot swap
+    /// switched to, not the ones the run began with.
+    latest: watch::Receiver<Connector>,
+    name: String,
     status: &'a Arc<LiveStatus>,
     controls: &'a Controls,
     health: Arc<BrokerHealth>,
@@ -30,11 +39,14 @@ struct Pool<'a> {
     tokens: BTreeMap<usize, CancellationToken>,
     /// Tasks asked to stop by scaling that have not ended yet: their end is not the run's.
     retiring: BTreeSet<usize>,
+    /// No decision before this (the group settling after a change).
+    quiet_until: Instant,
 }
 
 impl Pool<'_> {
-    fn build(&self, index: usize) -> Result<(Task, CancellationToken), crate::status::FaultInfo> {
-        build_task(self.shared, self.connector, self.status, &self.run_cancel, self.controls, index, &self.health)
+    fn build(&self, index: usize) -> Result<(Task, CancellationToken), FaultInfo> {
+        let connector = self.latest.borrow().clone();
+        build_task(self.shared, &connector, self.status, &self.run_cancel, self.controls, index, &self.health)
     }
 
     fn spawn(&mut self, index: usize, task: Task, cancel: CancellationToken) {
@@ -45,16 +57,22 @@ impl Pool<'_> {
         });
     }
 
-    /// Starts one more task, at the lowest index free; false if it could not be built.
+    /// Starts one more task, at the lowest index free; false if it could not be built (its
+    /// plugins or clients; the next check tries again). One that is built but cannot create
+    /// its instances fails the run, as at the start.
     fn grow(&mut self) -> bool {
         let Some(index) = (0..).find(|i| !self.tokens.contains_key(i) && !self.retiring.contains(i)) else { return false };
+        // Building resolves the plugins again and shows them; a failure must not leave the
+        // status without the labels of what runs.
+        let labels = self.status.plugins();
         match self.build(index) {
             Ok((task, cancel)) => {
                 self.spawn(index, task, cancel);
                 true
             }
             Err(fault) => {
-                tracing::warn!(connector = %self.connector.name(), task = index + 1, error = %fault.message, "could not start another task; trying again at the next check");
+                self.status.set_plugins(labels);
+                tracing::warn!(connector = %self.name, task = index + 1, error = %fault.message, "could not start another task; trying again at the next check");
                 false
             }
         }
@@ -72,7 +90,8 @@ impl Pool<'_> {
 /// Runs the connector's tasks until one ends (failed, or stopped: the others are stopped too,
 /// a run fails or stops as a whole and the restart policy restarts all of it) or the run is
 /// cancelled. A task's panic is raised again here, for the supervisor.
-pub(crate) async fn run_tasks(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, cancel: &CancellationToken, controls: &Controls) {
+pub(crate) async fn run_tasks(shared: &Shared, latest: watch::Receiver<Connector>, status: &Arc<LiveStatus>, cancel: &CancellationToken, controls: &Controls) {
+    let connector = latest.borrow().clone();
     let source = matches!(connector.flow(), Flow::Source { .. });
     let count = if source { 1 } else { connector.config().tasks.initial() };
     let mut scaler = match connector.config().tasks {
@@ -80,10 +99,22 @@ pub(crate) async fn run_tasks(shared: &Shared, connector: &Connector, status: &A
         _ => None,
     };
     let run_cancel = cancel.child_token();
-    let mut pool = Pool { shared, connector, status, controls, health: Arc::default(), run_cancel: run_cancel.clone(), running: JoinSet::new(), tokens: BTreeMap::new(), retiring: BTreeSet::new() };
+    let mut pool = Pool {
+        shared,
+        latest,
+        name: connector.name().to_string(),
+        status,
+        controls,
+        health: Arc::default(),
+        run_cancel: run_cancel.clone(),
+        running: JoinSet::new(),
+        tokens: BTreeMap::new(),
+        retiring: BTreeSet::new(),
+        quiet_until: Instant::now(),
+    };
     let mut built = Vec::with_capacity(count);
     for index in 0..count {
-        match pool.build(index) {
+        match build_task(shared, &connector, status, &run_cancel, controls, index, &pool.health) {
             Ok((task, task_cancel)) => built.push((index, task, task_cancel)),
             Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
         }
@@ -102,7 +133,14 @@ pub(crate) async fn run_tasks(shared: &Shared, connector: &Connector, status: &A
             biased;
             joined = pool.running.join_next() => match joined {
                 None => break,
-                Some(Ok(index)) if pool.retiring.remove(&index) => status.measures.task_retired(index),
+                Some(Ok(index)) if pool.retiring.remove(&index) => {
+                    status.measures.task_retired(index);
+                    // It failed on its way out (its last outputs not acknowledged): the run
+                    // fails as a whole, as when any task fails.
+                    if status.state() == ConnectorState::Failed {
+                        run_cancel.cancel();
+                    }
+                }
                 Some(ended) => {
                     run_cancel.cancel();
                     if let Err(e) = ended {
@@ -125,14 +163,16 @@ pub(crate) async fn run_tasks(shared: &Shared, connector: &Connector, status: &A
     }
 }
 
-/// One scaling check: as many tasks as the lag needs (none while paused: nothing is read).
+/// One scaling check: as many tasks as the lag needs. Only while the connector runs (paused
+/// reads nothing; failed is stopping), and not while the group settles after a change.
 fn scale(pool: &mut Pool<'_>, scaler: &mut Scaler) {
-    if *pool.controls.0.borrow() {
+    let now = Instant::now();
+    if *pool.controls.0.borrow() || pool.status.state() != ConnectorState::Running || !pool.retiring.is_empty() || now < pool.quiet_until {
         return;
     }
     let (lag, partitions) = pool.status.measures.lag_and_partitions();
     let current = pool.tokens.len();
-    let wanted = scaler.decide(current, lag, partitions, Instant::now());
+    let wanted = scaler.decide(current, lag, partitions, now);
     if wanted == current {
         return;
     }
@@ -140,9 +180,9 @@ fn scale(pool: &mut Pool<'_>, scaler: &mut Scaler) {
         pool.shrink();
     }
     while pool.tokens.len() < wanted && pool.grow() {}
-    let now = pool.tokens.len();
-    if now != current {
-        let lag = lag.unwrap_or_default();
-        pool.status.events().emit(pool.connector.name().as_str(), EventKind::TasksScaled { from: current, to: now, lag });
+    let after = pool.tokens.len();
+    if after != current {
+        pool.quiet_until = now + SETTLE;
+        pool.status.events().emit(&pool.name, EventKind::TasksScaled { from: current, to: after, lag: lag.unwrap_or_default() });
     }
 }

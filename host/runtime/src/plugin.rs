@@ -191,10 +191,12 @@ impl Runtime {
 fn deserialize_own_artefact(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
     let compiled = std::fs::read(path)?;
     // SAFETY: wasmtime requires that only trusted artefacts are deserialized, as they are
-    // machine code. This file is in the host's own state directory, under a name derived from
-    // the digest of the component being loaded, and was written by `compile_cached` from code
-    // this engine compiled; uploads can never place bytes there (they are rejected if
-    // precompiled, and stored only as components). Incompatible artefacts fail safely.
+    // machine code. This file is in the cache directory the operator gave the host (its state
+    // directory, or the user's own cache directory for `turnpike dev`: as trusted as the
+    // binary itself), under a name derived from the digest of the component being loaded,
+    // and was written by `compile_cached` from code this engine compiled; uploads can never
+    // place bytes there (they are rejected if precompiled, and stored only as components).
+    // Incompatible artefacts fail safely.
     unsafe { Component::deserialize(engine, &compiled) }
 }
 

@@ -161,3 +161,31 @@ async fn every_documented_operation_refuses_and_admits_exactly_whom_it_must() {
     }
     assert_eq!(checked, EXPECTED.len() * CALLERS.len());
 }
+
+/// Every `$ref` in `value`, anywhere.
+fn references(value: &serde_json::Value, found: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                match (key.as_str(), v.as_str()) {
+                    ("$ref", Some(target)) => found.push(target.to_owned()),
+                    _ => references(v, found),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| references(v, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_schema_the_api_document_refers_to_is_in_it() {
+    let probe = world().await;
+    let (_, doc) = send(&probe.app, request("get", "/v1/openapi.json", None, Body::empty(), "application/json")).await;
+    let mut found = Vec::new();
+    references(&doc, &mut found);
+    let schemas = doc["components"]["schemas"].as_object().expect("components.schemas");
+    let dangling: Vec<&String> = found.iter().filter(|r| r.strip_prefix("#/components/schemas/").is_some_and(|name| !schemas.contains_key(name))).collect();
+    assert!(!found.is_empty() && dangling.is_empty(), "references to schemas the document does not have: {dangling:?}");
+    assert!(schemas.contains_key("AutoScale"), "tasks by lag is documented");
+}

@@ -46,11 +46,12 @@ impl Host {
     }
 
     /// Refuses a connector that would take the host past its connector count or its memory
-    /// budget for instances (each plugin of each connector may grow to `limits.memory_mib`).
+    /// budget for instances (each plugin of each task of each connector may grow to
+    /// `limits.memory_mib`; a connector scaling by lag counts its `max` tasks).
     /// A change that asks for no more than the connector had is always allowed, so lowering
     /// a maximum below what runs never blocks a change that shrinks.
     pub(super) fn check_capacity(&self, config: &ConnectorConfig, connectors: &BTreeMap<String, Entry>) -> Result<(), HostError> {
-        let weight = |c: &ConnectorConfig| c.limits.memory_mib.get() * c.plugin_refs().len() as u64;
+        let weight = |c: &ConnectorConfig| c.limits.memory_mib.get() * c.plugin_refs().len() as u64 * c.tasks.most();
         let before = connectors.get(config.name.as_str()).map(|r| weight(r.definition.config()));
         let others = connectors.iter().filter(|(n, _)| n.as_str() != config.name.as_str());
         let (count, memory) = others.fold((0u64, 0u64), |(n, m), (_, r)| (n + 1, m + weight(r.definition.config())));
