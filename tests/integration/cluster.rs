@@ -15,12 +15,17 @@ use turnpike_tests::{
 /// How often hosts report in these tests: a dead host shows as not alive after three.
 const STATUS_INTERVAL_MS: u64 = 500;
 
-/// A cluster host's config: the shared topics of one test, its own id and port.
+/// A cluster host's config: the shared topics of one test, its own id and port. Every
+/// cluster host of the run shares one state directory, for its compiled-code cache: in a
+/// cluster it holds nothing else these tests use, and ten hosts each compiling every
+/// built-in plugin starved the tests running beside them of CPU.
 pub(crate) fn cluster_host(id: &str, topics: &str) -> String {
+    let state = std::env::temp_dir().join("turnpike-cluster-tests-state");
     format!(
-        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
+        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\nstate_dir: {}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
         bootstrap(),
         free_port(),
+        state.display()
     )
 }
 

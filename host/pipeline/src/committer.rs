@@ -31,8 +31,8 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
     /// is logged and retried at the next save (progress only grows).
     fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = ()> + Send;
-    /// Told each batch's progress once its outputs are acknowledged, between saves.
-    fn acknowledged(&self, _batch: &Self::Progress) {}
+    /// Told after each acknowledged batch, between saves.
+    fn acknowledged(&self, _acknowledged: &Self::Progress) {}
 }
 
 /// A consumer group's offsets: for connectors that read Kafka.
@@ -55,8 +55,8 @@ impl Checkpoint for GroupOffsets {
     }
 
     /// What a rebalance commits before partitions leave: everything acknowledged so far.
-    fn acknowledged(&self, batch: &Offsets) {
-        self.consumer.acknowledged(batch);
+    fn acknowledged(&self, acknowledged: &Offsets) {
+        self.consumer.acknowledged(acknowledged);
     }
 }
 
@@ -136,8 +136,8 @@ pub(crate) async fn run<C: Checkpoint>(
             }
         }
         status.count_out(outputs, bytes);
-        checkpoint.acknowledged(&batch.progress);
         C::merge(&mut acknowledged, batch.progress);
+        checkpoint.acknowledged(&acknowledged);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
             checkpoint.save(&acknowledged, false).await;

@@ -151,9 +151,10 @@ impl Measures {
     /// Records behind over the current consumers (`None` before any is known) and how many
     /// partitions they are assigned: what scaling by lag decides on.
     pub(crate) fn lag_and_partitions(&self) -> (Option<i64>, usize) {
-        let lags = self.partition_lag();
-        let partitions = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).values().map(|c| c.assigned().len()).sum();
-        ((!lags.is_empty()).then(|| lags.iter().map(|l| l.lag).sum()), partitions)
+        let consumers: Vec<Arc<Consumer>> = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let lags: Vec<i64> = consumers.iter().filter_map(|c| c.lag()).collect();
+        let partitions = consumers.iter().map(|c| c.assigned().len()).sum();
+        ((!lags.is_empty()).then(|| lags.iter().sum()), partitions)
     }
 
     /// Task `task`'s stages were replaced (a hot swap): the old instances are gone.
