@@ -105,7 +105,8 @@ export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpo
   TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver" \
   TURNPIKE_TEST_PROMLINT="$promlint"
 # Every test binary, as `cargo test --workspace` would run them, but the plugin-authoring
-# suite beside the integration suite (tests/run_binaries.py says why), then the doc tests.
+# suite beside the admin API and integration suites (tests/run_binaries.py says why), then
+# the doc tests.
 binaries="$root/.cache/test-binaries.json"
 cargo test --workspace --no-run --message-format=json >"$binaries"
 python3 tests/run_binaries.py "$binaries"

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Runs the workspace's test binaries (listed by `cargo test --no-run --message-format=json`),
 each from its package directory as `cargo test` would, with one difference: the plugin-
-authoring suite (CPU-bound: it builds components in three languages) runs beside the
-integration suite (mostly waiting on Kafka, S3 and the databases), which saves their shorter
-one's time. The throughput binary runs last and alone, since it measures.
+authoring suite (CPU-bound: it builds components in three languages, and the longest) runs
+beside the admin API suite and the integration suite (mostly waiting on Kafka, S3, the
+databases and host processes), which saves their time. The unit-test binaries run before it,
+unloaded (some time things), and the throughput binary runs last and alone, since it
+measures.
 
 Usage: run_binaries.py CARGO_JSON_FILE. Exits non-zero if any binary fails."""
 
@@ -12,8 +14,8 @@ import os
 import subprocess
 import sys
 
-BESIDE = "authoring"  # runs beside INTEGRATION
-INTEGRATION = "integration"
+BESIDE = "authoring"  # runs beside WITH_BESIDE
+WITH_BESIDE = ("api", "integration")
 ALONE = "throughput"
 
 
@@ -54,19 +56,25 @@ def main():
     named = {entry[0]: entry for entry in found}
     failed = []
     for entry in found:
-        if entry[0] not in (BESIDE, INTEGRATION, ALONE) and run(*entry).wait() != 0:
+        if entry[0] not in (BESIDE, ALONE, *WITH_BESIDE) and run(*entry).wait() != 0:
             failed.append(entry[0])
     beside = None
     if BESIDE in named:
         log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"turnpike-{BESIDE}-{os.getpid()}.log"), "w+")
         beside = (run(*named[BESIDE], stdout=log, stderr=subprocess.STDOUT), log)
-    if INTEGRATION in named and run(*named[INTEGRATION]).wait() != 0:
-        failed.append(INTEGRATION)
+    try:
+        for entry in found:
+            if entry[0] in WITH_BESIDE and run(*entry).wait() != 0:
+                failed.append(entry[0])
+    except BaseException:
+        if beside:
+            beside[0].kill()
+        raise
     if beside:
         process, log = beside
         code = process.wait()
         log.seek(0)
-        print(f"---- {BESIDE} (ran beside {INTEGRATION}) ----", flush=True)
+        print(f"---- {BESIDE} (ran beside {', '.join(WITH_BESIDE)}) ----", flush=True)
         sys.stdout.write(log.read())
         if code != 0:
             failed.append(BESIDE)

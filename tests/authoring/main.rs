@@ -31,9 +31,12 @@ fn toolchains() -> Result<()> {
         .map_err(anyhow::Error::msg)
 }
 
-/// Runs a command to success; its output on failure.
+/// Runs a command to success; its output on failure. Says how long it took, which is where
+/// this suite's time goes.
 fn run(cmd: &mut Command, what: &str) -> Result<String> {
+    let began = std::time::Instant::now();
     let out = cmd.output().with_context(|| format!("running {what}"))?;
+    println!("{what}: {:.1} s", began.elapsed().as_secs_f64());
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     ensure!(out.status.success(), "{what} failed ({}):\n{text}", out.status);
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -92,6 +92,11 @@ async fn a_restarted_host_comes_back_as_it_was() -> anyhow::Result<()> {
     wait(&host, "run", "running again", |s| s["state"] == "RUNNING" && s["plugins"] == json!(["copy@2.0.0"]))?;
     wait(&host, "pau", "paused again", |s| s["state"] == "PAUSED")?;
     wait(&host, "sto", "stopped again", |s| s["state"] == "STOPPED")?;
+    // A connector restored paused starts paused: it never says RUNNING on the way (each
+    // state change is an event, and an info line in the log).
+    let log = host.log_text();
+    let pau_states: Vec<&str> = log.lines().filter(|l| l.contains("connector state changed") && l.contains("\"pau\"")).collect();
+    assert!(pau_states.iter().all(|l| !l.contains("Running")), "the paused connector went through RUNNING:\n{}", pau_states.join("\n"));
     let (_, plugins) = http_get(&host.admin, "/v1/plugins/copy")?;
     assert_eq!(plugins["plugins"][0]["version"], "2.0.0");
     let mut used_by: Vec<&str> = plugins["plugins"][0]["used_by"].as_array().into_iter().flatten().filter_map(|c| c.as_str()).collect();

@@ -38,11 +38,23 @@ async fn four_tasks_share_twelve_partitions_and_every_record_comes_out() -> anyh
     assert!(out.iter().all(|(_, v)| !v.contains("@example.com")), "the plugin ran on every record");
 
     // Keys spread over the twelve partitions: every task read its share with its own instance.
-    let status = host.get("/v1/connectors/wide")?.1;
+    // (Counted out once acknowledged, which can come just after the output is readable.)
+    let status = wait_until("every output counted", Duration::from_secs(30), || {
+        let status = host.get("/v1/connectors/wide")?.1;
+        Ok((status["records_out"].as_u64() >= Some(6_000)).then_some(status))
+    })?;
     let tasks = status["tasks"].as_array().context("tasks")?;
-    let read: Vec<u64> = tasks.iter().filter_map(|t| t["records_in"].as_u64()).collect();
+    let per_task = |field: &str| tasks.iter().filter_map(|t| t[field].as_u64()).collect::<Vec<u64>>();
+    let read = per_task("records_in");
     assert_eq!(read.iter().sum::<u64>(), 6_000, "{status}");
     assert!(read.len() == 4 && read.iter().all(|n| *n > 0), "every task did part of the work: {read:?}");
+    // Each task counts what it wrote, and its bytes: together, the connector's figures.
+    let written = per_task("records_out");
+    assert!(written.len() == 4 && written.iter().zip(&read).all(|(w, r)| w >= r), "each task wrote what it read: {written:?} vs {read:?}");
+    for (task_field, connector_field) in [("records_out", "records_out"), ("bytes_in", "bytes_in"), ("bytes_out", "bytes_out")] {
+        let sum: u64 = per_task(task_field).iter().sum();
+        assert!(sum > 0 && Some(sum) == status[connector_field].as_u64(), "the tasks' {task_field} add up to the connector's {connector_field}: {status}");
+    }
     let instances = status["instances"].as_array().context("instances")?;
     let mut tasks_with_instance: Vec<u64> = instances.iter().filter_map(|i| i["task"].as_u64()).collect();
     tasks_with_instance.sort_unstable();
@@ -52,8 +64,9 @@ async fn four_tasks_share_twelve_partitions_and_every_record_comes_out() -> anyh
     let (code, metrics) = http(&host.admin, "GET", "/metrics")?;
     assert_eq!(code, 200);
     for task in 1..=4 {
-        let series = format!(r#"turnpike_task_records_total{{connector="wide",task="{task}"}}"#);
-        assert!(metrics.lines().any(|l| l.starts_with(&series)), "{series} in:\n{metrics}");
+        for series in [format!(r#"turnpike_task_records_total{{connector="wide",outcome="out",task="{task}"}}"#), format!(r#"turnpike_task_bytes_total{{connector="wide",direction="in",task="{task}"}}"#)] {
+            assert!(metrics.lines().any(|l| l.starts_with(&series) && !l.ends_with(" 0")), "{series}, not 0, in:\n{metrics}");
+        }
     }
     assert!(host.stop()?.success());
     Ok(())

@@ -71,7 +71,8 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let lag = int_gauge(&registry, "turnpike_connector_lag_records", "Records in the connector's input partitions not yet read (running transforms and sinks)", &["connector"])?;
     let partition_lag = int_gauge(&registry, "turnpike_partition_lag_records", "Records in one input partition not yet read by the connector", &["connector", "topic", "partition"])?;
     let memory = int_gauge(&registry, "turnpike_plugin_memory_bytes", "Linear memory one plugin instance holds", &["connector", "task", "stage", "plugin"])?;
-    let task_records = int_counter(&registry, "turnpike_task_records_total", "Records one task of the connector read in its current run", &["connector", "task"])?;
+    let task_records = int_counter(&registry, "turnpike_task_records_total", "Records one task of the connector read (in) and wrote (out) in its current run", &["connector", "task", "outcome"])?;
+    let task_bytes = int_counter(&registry, "turnpike_task_bytes_total", "Bytes of keys, values and headers one task of the connector read (in) and wrote (out) in its current run", &["connector", "task", "direction"])?;
     let task_lag = int_gauge(&registry, "turnpike_task_lag_records", "Records in one task's input partitions not yet read", &["connector", "task"])?;
     let connector_memory = int_gauge(&registry, "turnpike_connector_plugin_memory_bytes", "Linear memory all the connector's plugin instances hold, summed", &["connector"])?;
     let cpu = register(&registry, CounterVec::new(Opts::new("turnpike_connector_plugin_cpu_seconds_total", "CPU time the connector's plugin instances spent in calls"), &["connector"])?)?;
@@ -107,7 +108,10 @@ fn render(host: &Host) -> prometheus::Result<String> {
         }
         for t in &s.tasks {
             let task = t.task.to_string();
-            task_records.with_label_values(&[c, task.as_str()]).inc_by(t.records_in);
+            for (way, records, bytes) in [("in", t.records_in, t.bytes_in), ("out", t.records_out, t.bytes_out)] {
+                task_records.with_label_values(&[c, task.as_str(), way]).inc_by(records);
+                task_bytes.with_label_values(&[c, task.as_str(), way]).inc_by(bytes);
+            }
             if let Some(lag) = t.lag {
                 task_lag.with_label_values(&[c, task.as_str()]).set(lag);
             }

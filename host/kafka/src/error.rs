@@ -48,11 +48,8 @@ pub enum KafkaError {
         source: rdkafka::error::KafkaError,
     },
     /// The producer was shut down while a delivery was pending.
-    #[error("the producer shut down before the broker acknowledged a record to {topic:?}")]
-    Cancelled {
-        /// Destination topic.
-        topic: String,
-    },
+    #[error("the producer shut down before the broker acknowledged a record")]
+    Cancelled,
     /// Creating a topic (on the embedded broker, or a cluster's log topic) failed.
     #[error("could not create topic {topic:?}: {source}")]
     CreateTopic {

@@ -1,12 +1,14 @@
 //! Whether a connector's Kafka clients can reach any broker.
 //!
 //! librdkafka retries forever and says so only through errors: a consumer returns
-//! `AllBrokersDown` from a read, a producer hands it to its context. Both clients of a run
-//! share one [`BrokerHealth`]. An error only raises a suspicion: consumer errors wait in a
+//! `AllBrokersDown` from a read, a producer hands it to its context. A run's consumer reports
+//! to the run's [`BrokerHealth`]; the host's one producer reports to a health of its own,
+//! which passes each report on to every run's ([`BrokerHealth::forward_to`]). An error only raises a suspicion: consumer errors wait in a
 //! queue and can be read seconds after the broker is back, so the task's broker watch asks a
 //! broker for metadata before it calls the brokers unreachable, and again until one answers.
 //! Nothing wakes up while the brokers answer: a thousand idle connectors cost nothing here.
 
+use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use rdkafka::client::ClientContext;
@@ -27,11 +29,14 @@ pub struct Unreachable {
 pub struct BrokerHealth {
     /// The first "all brokers are down" not yet taken by the watch.
     suspicion: watch::Sender<Option<Unreachable>>,
+    /// Healths every report is passed on to (the runs sharing the host's producer). Weak, so
+    /// a run that ended drops out.
+    listeners: Mutex<Vec<Weak<BrokerHealth>>>,
 }
 
 impl Default for BrokerHealth {
     fn default() -> Self {
-        Self { suspicion: watch::channel(None).0 }
+        Self { suspicion: watch::channel(None).0, listeners: Mutex::default() }
     }
 }
 
@@ -59,13 +64,35 @@ impl BrokerHealth {
             return;
         }
         let message = if reason.is_empty() { error.to_string() } else { reason.to_owned() };
+        self.raise(&Unreachable { since: SystemTime::now(), message });
+    }
+
+    /// Passes every later report on to `listener` too, for as long as it lives. (Ended runs'
+    /// listeners are forgotten here too, so restarts do not pile them up.)
+    pub fn forward_to(&self, listener: &Arc<BrokerHealth>) {
+        let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+        listeners.retain(|l| l.strong_count() > 0);
+        if !listeners.iter().any(|l| std::ptr::eq(l.as_ptr(), Arc::as_ptr(listener))) {
+            listeners.push(Arc::downgrade(listener));
+        }
+    }
+
+    fn raise(&self, unreachable: &Unreachable) {
         self.suspicion.send_if_modified(|s| {
             if s.is_some() {
                 return false;
             }
-            *s = Some(Unreachable { since: SystemTime::now(), message });
+            *s = Some(unreachable.clone());
             true
         });
+        let listeners: Vec<Arc<BrokerHealth>> = {
+            let mut listeners = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
+            listeners.retain(|l| l.strong_count() > 0);
+            listeners.iter().filter_map(Weak::upgrade).collect()
+        };
+        for listener in listeners {
+            listener.raise(unreachable);
+        }
     }
 
     /// Waits for a client to say every broker is down and takes that suspicion (what it said,
@@ -80,7 +107,7 @@ impl BrokerHealth {
 
 /// A producer's context: its errors go to the run's [`BrokerHealth`].
 #[derive(Clone, Default)]
-pub struct HealthContext(pub(crate) std::sync::Arc<BrokerHealth>);
+pub struct HealthContext(pub(crate) Arc<BrokerHealth>);
 
 impl ClientContext for HealthContext {
     fn error(&self, error: RdKafkaError, reason: &str) {
@@ -91,8 +118,20 @@ impl ClientContext for HealthContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_report_reaches_every_live_listener_and_a_dropped_one_drops_out() {
+        let root = BrokerHealth::default();
+        let (a, b) = (Arc::new(BrokerHealth::default()), Arc::new(BrokerHealth::default()));
+        root.forward_to(&a);
+        root.forward_to(&b);
+        drop(b);
+        root.report(&RdKafkaError::MessageConsumption(RDKafkaErrorCode::AllBrokersDown), "1/1 brokers are down");
+        let heard = tokio::time::timeout(Duration::from_secs(5), a.take_suspicion()).await.expect("the listener hears the root's report");
+        assert_eq!(heard.message, "1/1 brokers are down");
+        assert_eq!(root.listeners.lock().unwrap().len(), 1, "the dropped listener is forgotten");
+    }
 
     #[tokio::test]
     async fn only_all_brokers_down_raises_a_suspicion_and_the_first_one_is_kept() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
 use rdkafka::error::RDKafkaErrorCode;
-use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::message::{Header, Message as _, OwnedHeaders};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer as _};
 
 use crate::health::HealthContext;
@@ -27,7 +27,6 @@ pub struct OutgoingRecord<'a> {
 
 /// A record handed to the producer, not yet acknowledged.
 pub struct Delivery {
-    topic: String,
     /// Key, value and header bytes of the record, for the connector's byte counts.
     bytes: usize,
     future: DeliveryFuture,
@@ -55,8 +54,9 @@ impl Delivery {
     pub async fn wait(self) -> Result<(), KafkaError> {
         match self.future.await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err((source, _))) => Err(KafkaError::Delivery { topic: self.topic, source }),
-            Err(_) => Err(KafkaError::Cancelled { topic: self.topic }),
+            // The topic comes back with the failed record: no copy of it is kept per record.
+            Ok(Err((source, record))) => Err(KafkaError::Delivery { topic: record.topic().to_owned(), source }),
+            Err(_) => Err(KafkaError::Cancelled),
         }
     }
 }
@@ -114,7 +114,7 @@ impl Producer {
         }
         loop {
             match self.inner.send_result(future_record) {
-                Ok(future) => return Ok(Delivery { topic: record.topic.to_owned(), bytes, future, dead_letter: false }),
+                Ok(future) => return Ok(Delivery { bytes, future, dead_letter: false }),
                 Err((rdkafka::error::KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                     future_record = back;
                     tokio::time::sleep(QUEUE_FULL_BACKOFF).await;
@@ -122,6 +122,12 @@ impl Producer {
                 Err((source, _)) => return Err(KafkaError::Delivery { topic: record.topic.to_owned(), source }),
             }
         }
+    }
+
+    /// Whether the producer hit a fatal error (an idempotent producer's broken sequence, say):
+    /// it cannot send again and must be replaced.
+    pub fn is_broken(&self) -> bool {
+        self.inner.client().fatal_error().is_some()
     }
 
     /// Whether a broker answers a metadata request within `timeout` (on a blocking thread).

@@ -31,8 +31,8 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
     /// is logged and retried at the next save (progress only grows).
     fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = ()> + Send;
-    /// Told after each acknowledged batch, between saves.
-    fn acknowledged(&self, _acknowledged: &Self::Progress) {}
+    /// Told each batch's progress once its outputs are acknowledged, between saves.
+    fn acknowledged(&self, _batch: &Self::Progress) {}
 }
 
 /// A consumer group's offsets: for connectors that read Kafka.
@@ -55,8 +55,8 @@ impl Checkpoint for GroupOffsets {
     }
 
     /// What a rebalance commits before partitions leave: everything acknowledged so far.
-    fn acknowledged(&self, acknowledged: &Offsets) {
-        self.consumer.acknowledged(acknowledged);
+    fn acknowledged(&self, batch: &Offsets) {
+        self.consumer.acknowledged(batch);
     }
 }
 
@@ -105,7 +105,7 @@ pub(crate) async fn run<C: Checkpoint>(
     mut batches: mpsc::Receiver<PendingBatch<C::Progress>>,
     checkpoint: C,
     status: Arc<LiveStatus>,
-    connector: String,
+    (connector, task): (String, usize),
     failed: CancellationToken,
 ) {
     let mut acknowledged = C::Progress::default();
@@ -135,9 +135,9 @@ pub(crate) async fn run<C: Checkpoint>(
                 break 'batches;
             }
         }
-        status.count_out(outputs, bytes);
+        status.count_out(task, outputs, bytes);
+        checkpoint.acknowledged(&batch.progress);
         C::merge(&mut acknowledged, batch.progress);
-        checkpoint.acknowledged(&acknowledged);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
             checkpoint.save(&acknowledged, false).await;

@@ -21,6 +21,7 @@ mod registry;
 mod resolve;
 mod retry;
 mod selection;
+mod shared_producer;
 mod status;
 mod database;
 mod storage;

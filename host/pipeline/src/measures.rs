@@ -70,6 +70,12 @@ pub struct TaskStatus {
     pub partitions: Vec<TaskPartition>,
     /// Records it read in the current run.
     pub records_in: u64,
+    /// Bytes of keys, values and headers it read in the current run.
+    pub bytes_in: u64,
+    /// Records it wrote safely in the current run (acknowledged, or flushed by a sink).
+    pub records_out: u64,
+    /// Bytes of those records.
+    pub bytes_out: u64,
     /// Records in its partitions not yet read (none before its first read).
     pub lag: Option<i64>,
 }
@@ -95,12 +101,21 @@ pub(crate) struct Measures {
     batch_nanos: AtomicU64,
     /// The current run's consumers (transforms and sinks), by task, for lag at read time.
     consumers: Mutex<BTreeMap<usize, Arc<Consumer>>>,
-    /// Records each task read in the current run.
-    task_records: Mutex<BTreeMap<usize, u64>>,
+    /// What each task read and wrote in the current run.
+    task_counts: Mutex<BTreeMap<usize, TaskCounts>>,
     /// The outage the broker watch confirmed, until a broker answers again; kept across runs
     /// (a run that fails during an outage hands it to the next, which ends it).
     outage: Mutex<Option<Unreachable>>,
     pub(crate) broker_outages: AtomicU64,
+}
+
+/// What one task read and wrote in the current run.
+#[derive(Debug, Clone, Copy, Default)]
+struct TaskCounts {
+    records_in: u64,
+    bytes_in: u64,
+    records_out: u64,
+    bytes_out: u64,
 }
 
 /// A task's number as people count (the index from 0 internally).
@@ -127,34 +142,48 @@ impl Measures {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).remove(&(task, stage.to_owned()));
     }
 
-    /// Counts records task `task` read.
-    pub(crate) fn task_read(&self, task: usize, records: u64) {
-        *self.task_records.lock().unwrap_or_else(|p| p.into_inner()).entry(task).or_default() += records;
+    /// Counts `records` of `bytes` task `task` read.
+    pub(crate) fn task_read(&self, task: usize, records: u64, bytes: u64) {
+        let mut counts = self.task_counts.lock().unwrap_or_else(|p| p.into_inner());
+        let counts = counts.entry(task).or_default();
+        counts.records_in += records;
+        counts.bytes_in += bytes;
+    }
+
+    /// Counts `records` of `bytes` task `task` wrote safely.
+    pub(crate) fn task_wrote(&self, task: usize, records: u64, bytes: u64) {
+        let mut counts = self.task_counts.lock().unwrap_or_else(|p| p.into_inner());
+        let counts = counts.entry(task).or_default();
+        counts.records_out += records;
+        counts.bytes_out += bytes;
     }
 
     /// The run ended: no instance holds memory, no consumer lags. (An outage goes on until
     /// a broker answers: the next run's watch ends it.)
     pub(crate) fn run_ended(&self) {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        // Dropped after the lock is released: closing a consumer blocks (it leaves its group).
+        let consumers = std::mem::take(&mut *self.consumers.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(consumers);
+        self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Task `task` stopped while the run goes on (fewer tasks by lag): it reads nothing and
     /// holds no instance any more.
     pub(crate) fn task_retired(&self, task: usize) {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, _), _| *t != task);
-        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
-        self.task_records.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
+        let consumer = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
+        drop(consumer);
+        self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
     }
 
     /// Records behind over the current consumers (`None` before any is known) and how many
     /// partitions they are assigned: what scaling by lag decides on.
     pub(crate) fn lag_and_partitions(&self) -> (Option<i64>, usize) {
+        let lags = self.partition_lag();
         let consumers: Vec<Arc<Consumer>> = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
-        let lags: Vec<i64> = consumers.iter().filter_map(|c| c.lag()).collect();
         let partitions = consumers.iter().map(|c| c.assigned().len()).sum();
-        ((!lags.is_empty()).then(|| lags.iter().sum()), partitions)
+        ((!lags.is_empty()).then(|| lags.iter().map(|l| l.lag).sum()), partitions)
     }
 
     /// Task `task`'s stages were replaced (a hot swap): the old instances are gone.
@@ -197,14 +226,20 @@ impl Measures {
     /// Each task of the current run that has a consumer: its partitions, reads and lag.
     pub(crate) fn tasks(&self) -> Vec<TaskStatus> {
         let consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let records = self.task_records.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let counts = self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).clone();
         consumers
             .iter()
-            .map(|(task, consumer)| TaskStatus {
-                task: task_number(*task),
-                partitions: consumer.assigned().into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
-                records_in: records.get(task).copied().unwrap_or(0),
-                lag: consumer.lag(),
+            .map(|(task, consumer)| {
+                let counts = counts.get(task).copied().unwrap_or_default();
+                TaskStatus {
+                    task: task_number(*task),
+                    partitions: consumer.assigned().into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
+                    records_in: counts.records_in,
+                    bytes_in: counts.bytes_in,
+                    records_out: counts.records_out,
+                    bytes_out: counts.bytes_out,
+                    lag: consumer.lag(),
+                }
             })
             .collect()
     }

@@ -299,15 +299,18 @@ impl LiveStatus {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Counts `records` of `bytes` read (consumed or polled).
-    pub(crate) fn count_in(&self, records: u64, bytes: u64) {
+    /// Counts `records` of `bytes` task `task` read (consumed or polled).
+    pub(crate) fn count_in(&self, task: usize, records: u64, bytes: u64) {
+        self.measures.task_read(task, records, bytes);
         Self::add(&self.records_in, records);
         Self::add(&self.bytes_in, bytes);
         self.throughput.count(true, records, bytes);
     }
 
-    /// Counts `records` of `bytes` safely written (acknowledged, or flushed by a sink).
-    pub(crate) fn count_out(&self, records: u64, bytes: u64) {
+    /// Counts `records` of `bytes` task `task` wrote safely (acknowledged, or flushed by a
+    /// sink).
+    pub(crate) fn count_out(&self, task: usize, records: u64, bytes: u64) {
+        self.measures.task_wrote(task, records, bytes);
         Self::add(&self.records_out, records);
         Self::add(&self.bytes_out, bytes);
         self.throughput.count(false, records, bytes);

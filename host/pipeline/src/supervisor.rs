@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy, TeamName};
-use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, KafkaError, Producer};
+use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, KafkaError};
 use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
 use turnpike_state::SecretStore;
 
@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) secrets: SecretStore,
     /// The one broker probe every connector's broker watch asks during an outage.
     pub(crate) probe: Arc<crate::broker_watch::BrokerProbe>,
+    /// The one producer every connector's tasks send through.
+    pub(crate) producer: crate::shared_producer::SharedProducer,
 }
 
 /// The channels a connector's task listens to: pause, and plugin swaps.
@@ -240,7 +242,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
     let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
     let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone(), task: index };
     let chain = Chain::new(stages, chain_cx);
-    let producer = Producer::with_health(&shared.kafka, health.clone()).map_err(kafka_fault)?;
+    let producer = shared.producer.get(&shared.kafka, health).map_err(kafka_fault)?;
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let consumer = || {

@@ -114,7 +114,7 @@ pub(crate) async fn run_tasks(shared: &Shared, latest: watch::Receiver<Connector
     };
     let mut built = Vec::with_capacity(count);
     for index in 0..count {
-        match build_task(shared, &connector, status, &run_cancel, controls, index, &pool.health) {
+        match pool.build(index) {
             Ok((task, task_cancel)) => built.push((index, task, task_cancel)),
             Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
         }

@@ -97,6 +97,7 @@ impl Host {
             events: Arc::new(Events::default()),
             positions_topic: DEFAULT_POSITIONS_TOPIC.to_owned(),
             secrets: SecretStore::in_memory(),
+            producer: Default::default(),
         });
         Self {
             runtime,

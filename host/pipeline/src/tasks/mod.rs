@@ -10,7 +10,6 @@ pub(crate) mod transform;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -93,6 +92,13 @@ pub(crate) trait PauseHooks: Send {
 impl PauseHooks for () {}
 
 impl TaskContext {
+    /// Marks the task started: `RUNNING`, or `PAUSED` for a connector created or restarted
+    /// paused, so its state never shows `RUNNING` before the first pause check catches up.
+    pub(crate) fn started(&self) {
+        let state = if *self.paused.borrow() { ConnectorState::Paused } else { ConnectorState::Running };
+        self.status.set(state, None);
+    }
+
     /// Holds the connector paused until resumed; an exit if it is stopped meanwhile.
     pub(crate) async fn wait_while_paused<H: PauseHooks>(&mut self, hooks: &mut H) -> Option<Exit> {
         self.status.set(ConnectorState::Paused, None);
@@ -108,9 +114,6 @@ impl TaskContext {
         None
     }
 }
-
-/// How long shutdown waits for outstanding deliveries.
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Sets the state a run ends in: `FAILED` with the fault, or `STOPPED` after a shutdown of
 /// a running or paused connector.
@@ -128,12 +131,11 @@ pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
     }
 }
 
-/// After the loop dropped its sender: waits for the producer to deliver what it holds and for
-/// the committer to await every in-flight delivery and save the progress they complete.
-pub(crate) async fn drain(producer: &Producer, committer: tokio::task::JoinHandle<()>, name: &str) {
-    if let Err(e) = producer.flush_off_thread(FLUSH_TIMEOUT).await {
-        tracing::warn!(connector = %name, error = %e, "producer flush at shutdown incomplete");
-    }
+/// After the loop dropped its sender: waits for the committer to await every in-flight
+/// delivery and save the progress they complete. (No producer flush: the producer is the
+/// host's, shared with every connector, and a flush would wait for all of theirs too; with
+/// `linger.ms` at 5 ms what a task sent is on its way already.)
+pub(crate) async fn drain(committer: tokio::task::JoinHandle<()>, name: &str) {
     if let Err(e) = committer.await {
         tracing::error!(connector = %name, error = %e, "committer task ended abnormally");
     }

@@ -88,8 +88,7 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
         if read == 0 {
             continue;
         }
-        cx.status.count_in(read as u64, builder.bytes() as u64);
-        cx.status.measures.task_read(cx.task, read as u64);
+        cx.status.count_in(cx.task, read as u64, builder.bytes() as u64);
         let began = std::time::Instant::now();
         let handled = hooks.batch(cx, builder.finish(), offsets, unreadable).await;
         cx.status.measures.batch_took(began.elapsed());

@@ -20,7 +20,6 @@ use super::read_loop::{read_loop, ReadHooks};
 use super::{finish, Exit, PauseHooks, TaskContext};
 use crate::batches::input_source;
 use crate::chain::ChainOutput;
-use crate::connector_state::ConnectorState;
 use crate::failures::{FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
 use crate::retry::{Attempt, Retry, RetryLog};
@@ -71,7 +70,7 @@ impl SinkTask {
             Ok(sink) => sink,
             Err(fault) => return finish(&cx.status, &name, Exit::Failed(fault)),
         };
-        cx.status.set(ConnectorState::Running, None);
+        cx.started();
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
         let interval = Duration::from_millis(step.flush_interval_ms.get());
         let mut writer = Writer { sink, plugin, consumer: consumer.clone(), unflushed: Unflushed::default(), interval, last_flush: Instant::now() };
@@ -232,7 +231,7 @@ impl Writer {
         if let Err(e) = self.consumer.commit_off_thread(&commit, sync).await {
             tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
         }
-        cx.status.count_out(std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
+        cx.status.count_out(cx.task, std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
         self.unflushed.offsets = held;
         Ok(())
     }

@@ -15,7 +15,6 @@ use super::{drain, finish, produce, Exit, TaskContext};
 use crate::chain::route_refused;
 use crate::database;
 use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
-use crate::connector_state::ConnectorState;
 use crate::failures::{without, FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
 use crate::status::{FaultInfo, LiveStatus};
@@ -56,16 +55,16 @@ impl SourceTask {
             Ok(started) => started,
             Err(fault) => return finish(&self.cx.status, &name, Exit::Failed(fault)),
         };
-        self.cx.status.set(ConnectorState::Running, None);
+        self.cx.started();
         tracing::info!(connector = %name, plugins = ?self.cx.status.plugins(), resumed = position.is_some(), "source connector running");
 
         let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
         let delivery_failed = CancellationToken::new();
         let checkpoint = SourcePosition { producer: self.cx.producer.clone(), topic: self.positions_topic.clone(), connector: name.clone() };
-        let committer = tokio::spawn(committer::run(rx, checkpoint, self.cx.status.clone(), name.clone(), delivery_failed.clone()));
+        let committer = tokio::spawn(committer::run(rx, checkpoint, self.cx.status.clone(), (name.clone(), self.cx.task), delivery_failed.clone()));
         let exit = self.poll_loop(source, position, &tx, &delivery_failed).await;
         drop(tx);
-        drain(&self.cx.producer, committer, &name).await;
+        drain(committer, &name).await;
         self.cx.finish(&name, exit);
     }
 
@@ -130,7 +129,7 @@ impl SourceTask {
             if polled.position.is_some() {
                 position.clone_from(&polled.position);
             }
-            self.cx.status.count_in(input_len(&polled.batch) as u64, polled.batch.data.len() as u64);
+            self.cx.status.count_in(self.cx.task, input_len(&polled.batch) as u64, polled.batch.data.len() as u64);
             let delivered = self.deliver(polled).await;
             self.cx.status.measures.batch_took(began.elapsed());
             match delivered {

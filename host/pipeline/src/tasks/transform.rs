@@ -13,7 +13,6 @@ use turnpike_runtime::InputBatch;
 use super::read_loop::{read_loop, ReadHooks};
 use super::{drain, finish, produce, Exit, PauseHooks, TaskContext};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
-use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
 use crate::failures::ReadFrom;
 use crate::status::FaultInfo;
@@ -46,18 +45,18 @@ impl TransformTask {
         if let Err(e) = cx.chain.prepare().await {
             return finish(&cx.status, &name, Exit::Failed(FaultInfo::new(e.class(), e.to_string())));
         }
-        cx.status.set(ConnectorState::Running, None);
+        cx.started();
         tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
 
         let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
         let delivery_failed = CancellationToken::new();
         let checkpoint = GroupOffsets { consumer: consumer.clone(), connector: name.clone() };
-        let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), name.clone(), delivery_failed.clone()));
+        let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), (name.clone(), cx.task), delivery_failed.clone()));
 
         let mut hooks = Transforming { output_topic, swaps, applied_swap, batches: tx };
         let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed)).await;
         drop(hooks);
-        drain(&cx.producer, committer, &name).await;
+        drain(committer, &name).await;
         cx.finish(&name, exit);
     }
 }

@@ -1,0 +1,193 @@
+//! Many idle connectors on one host: what each costs at rest (OS threads, resident memory,
+//! CPU), how long they take to reach RUNNING and to shut down, and whether a busy connector
+//! beside them is slower than the same connector alone (measured in the same run).
+//!
+//! Run with `TURNPIKE_BENCH_BOOTSTRAP=host:port cargo bench -p turnpike-bench --bench density`
+//! against a real broker (`tests/kafka/kafka.sh start .cache/kafka-run` prints one).
+//! `TURNPIKE_BENCH_CONNECTORS` sets how many idle connectors (default 1,000). Each is an
+//! identity transform on a topic of its own that nobody writes to. The figures are for this
+//! process, which is the host (Linux `/proc/self`).
+
+use std::time::{Duration, Instant};
+
+use turnpike_config::{HostConfig, KafkaSettings, PluginName};
+use turnpike_kafka::{OutgoingRecord, Producer};
+use turnpike_pipeline::{ConnectorState, EngineLimits, Host, Runtime, SandboxConfig};
+
+/// Records through the busy connector, alone and beside the idle ones.
+const BUSY_RECORDS: u64 = 100_000;
+/// How long the idle host is watched for its CPU use.
+const AT_REST: Duration = Duration::from_secs(20);
+
+fn main() -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(run())
+}
+
+/// Threads, resident memory and CPU seconds of this process, from `/proc/self`.
+#[derive(Debug, Clone, Copy)]
+struct Process {
+    threads: u64,
+    rss_bytes: u64,
+    cpu_seconds: f64,
+}
+
+fn process() -> anyhow::Result<Process> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let field = |name: &str| -> u64 { status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(0) };
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // Fields after the command name (which may hold spaces): utime and stime are 14th and
+    // 15th of the whole line, in clock ticks of 1/100 s (USER_HZ on Linux).
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    Ok(Process { threads: field("Threads:"), rss_bytes: field("VmRSS:") * 1024, cpu_seconds: (ticks(11) + ticks(12)) as f64 / 100.0 })
+}
+
+/// CPU this process used over `span`, in percent of one core.
+async fn cpu_percent_over(span: Duration) -> anyhow::Result<f64> {
+    let before = process()?.cpu_seconds;
+    let began = Instant::now();
+    tokio::time::sleep(span).await;
+    Ok((process()?.cpu_seconds - before) / began.elapsed().as_secs_f64() * 100.0)
+}
+
+async fn create_topics(bootstrap: &str, names: &[String], partitions: i32) -> anyhow::Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    let admin: AdminClient<rdkafka::client::DefaultClientContext> = rdkafka::config::ClientConfig::new().set("bootstrap.servers", bootstrap).create()?;
+    for chunk in names.chunks(200) {
+        let topics: Vec<NewTopic<'_>> = chunk.iter().map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(1))).collect();
+        for result in admin.create_topics(&topics, &AdminOptions::new()).await? {
+            result.map_err(|(topic, code)| anyhow::anyhow!("creating {topic}: {code}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits until `names` are all RUNNING.
+async fn all_running(host: &Host, names: &[String], within: Duration) -> anyhow::Result<()> {
+    let began = Instant::now();
+    loop {
+        let running = host.statuses().iter().filter(|s| s.state == ConnectorState::Running && names.contains(&s.name)).count();
+        if running == names.len() {
+            return Ok(());
+        }
+        anyhow::ensure!(began.elapsed() < within, "{running} of {} connectors RUNNING after {within:?}", names.len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Preloads a topic and times one pii-mask connector through it: records/s from its first
+/// output to its last, so the group join before it does not count.
+async fn busy_rate(host: &Host, bootstrap: &str, producer: &Producer, label: &str) -> anyhow::Result<f64> {
+    let topic = format!("{label}-in");
+    create_topics(bootstrap, std::slice::from_ref(&topic), 1).await?;
+    let mut pending = Vec::with_capacity(BUSY_RECORDS as usize);
+    for i in 0..BUSY_RECORDS {
+        let value = turnpike_bench::customer(i as usize);
+        let key = i.to_string();
+        pending.push(producer.send(OutgoingRecord { topic: &topic, key: Some(key.as_bytes()), value: Some(value.as_bytes()), timestamp: None }, []).await?);
+    }
+    for delivery in pending {
+        delivery.wait().await?;
+    }
+    let yaml = format!("name: {label}\ntopics: [{topic}]\noutput_topic: {label}-out\ntransforms:\n  - plugin: pii-mask\n    config: {{ fields: [email] }}\n");
+    let began = Instant::now();
+    host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
+    let mut first: Option<(Instant, u64)> = None;
+    loop {
+        let status = host.status(label).ok_or_else(|| anyhow::anyhow!("{label} vanished"))?;
+        if status.records_out > 0 && first.is_none() {
+            first = Some((Instant::now(), status.records_out));
+        }
+        if status.records_out >= BUSY_RECORDS {
+            break;
+        }
+        if let Some(error) = status.error {
+            anyhow::bail!("{label} failed: {}", error.message);
+        }
+        anyhow::ensure!(began.elapsed() < Duration::from_secs(180), "{label}: {} of {BUSY_RECORDS} out after 3 minutes", status.records_out);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (flowing, already) = first.unwrap_or((began, 0));
+    let rate = (BUSY_RECORDS - already) as f64 / flowing.elapsed().as_secs_f64();
+    host.delete_connector(label).await?;
+    Ok(rate)
+}
+
+async fn run() -> anyhow::Result<()> {
+    let bootstrap = std::env::var("TURNPIKE_BENCH_BOOTSTRAP").map_err(|_| anyhow::anyhow!("set TURNPIKE_BENCH_BOOTSTRAP to a real broker (tests/kafka/kafka.sh start .cache/kafka-run prints one)"))?;
+    let count: usize = std::env::var("TURNPIKE_BENCH_CONNECTORS").ok().and_then(|n| n.parse().ok()).unwrap_or(1_000);
+    let mut kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
+    // Extra librdkafka settings to compare (`name=value,name=value`), as a host's `kafka:`.
+    let extra = std::env::var("TURNPIKE_BENCH_KAFKA").unwrap_or_default();
+    kafka.extend(extra.split(',').filter_map(|pair| pair.split_once('=')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())));
+    let mut sandbox = SandboxConfig::default();
+    sandbox.max_instances = (count as u64 + 10).try_into()?;
+    sandbox.max_total_memory_mib = (count as u64 * 16 + 1024).try_into()?;
+    // As `turnpike run` does: the engine's instance pool sized by `sandbox.max_instances`.
+    let engine = EngineLimits { max_instances: u32::try_from(sandbox.max_instances.get())?, ..EngineLimits::default() };
+    let host = Host::new(Runtime::with_limits(&engine)?, kafka.clone(), sandbox);
+    for name in ["identity", "pii-mask"] {
+        let wasm = turnpike_builtins::get(name).ok_or_else(|| anyhow::anyhow!("{name} is built in"))?.wasm.to_vec();
+        host.load_plugin(PluginName::parse(name)?, "1".into(), wasm).await?;
+    }
+    let producer = Producer::new(&kafka)?;
+    let run_id = std::process::id();
+    println!("density: {count} idle identity connectors, real broker {bootstrap}, {} cores, extra settings {extra:?}", std::thread::available_parallelism().map_or(0, |n| n.get()));
+
+    let alone = busy_rate(&host, &bootstrap, &producer, &format!("bench-density-{run_id}-alone")).await?;
+    let empty = process()?;
+    let empty_cpu = cpu_percent_over(Duration::from_secs(5)).await?;
+
+    let topics: Vec<String> = (0..count).map(|i| format!("bench-density-{run_id}-{i}")).collect();
+    create_topics(&bootstrap, &topics, 1).await?;
+    let names: Vec<String> = (0..count).map(|i| format!("idle-{i}")).collect();
+    let began = Instant::now();
+    for (name, topic) in names.iter().zip(&topics) {
+        let yaml = format!("name: {name}\ntopics: [{topic}]\noutput_topic: bench-density-{run_id}-out\nlimits: {{ memory_mib: 16 }}\ntransforms:\n  - plugin: identity\n");
+        host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
+    }
+    all_running(&host, &names, Duration::from_secs(300)).await?;
+    let started = began.elapsed();
+    // Let the groups settle (joins, first fetches) before watching the host at rest.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let idle_cpu = cpu_percent_over(AT_REST).await?;
+    let idle = process()?;
+    let per = |total: f64, base: f64| (total - base) / count as f64;
+    println!("density: host before the idle connectors: {} threads, {:.0} MiB RSS, {empty_cpu:.1} % of a core at rest", empty.threads, empty.rss_bytes as f64 / 1048576.0);
+    println!(
+        "density: with {count} idle: {} threads ({:.2} per connector), {:.0} MiB RSS ({:.2} MiB per connector), {idle_cpu:.1} % of a core at rest ({:.3} % per connector), all RUNNING after {:.1} s",
+        idle.threads,
+        per(idle.threads as f64, empty.threads as f64),
+        idle.rss_bytes as f64 / 1048576.0,
+        per(idle.rss_bytes as f64, empty.rss_bytes as f64) / 1048576.0,
+        per(idle_cpu, empty_cpu),
+        started.as_secs_f64()
+    );
+
+    // The design before: a producer per connector. The same number of producers, with the
+    // same settings, added to the same host, show what they cost.
+    let producers = (0..count).map(|_| Producer::new(&kafka)).collect::<Result<Vec<_>, _>>()?;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let with_producers_cpu = cpu_percent_over(AT_REST).await?;
+    let with_producers = process()?;
+    println!(
+        "density: a producer per connector (as before the host shared one) would add {:.2} threads, {:.2} MiB RSS and {:.3} % of a core at rest per connector ({} threads, {:.0} MiB, {with_producers_cpu:.1} % of a core in all)",
+        per(with_producers.threads as f64, idle.threads as f64),
+        per(with_producers.rss_bytes as f64, idle.rss_bytes as f64) / 1048576.0,
+        per(with_producers_cpu, idle_cpu),
+        with_producers.threads,
+        with_producers.rss_bytes as f64 / 1048576.0
+    );
+    // Dropping a producer blocks (it flushes and joins its threads): off the runtime.
+    tokio::task::spawn_blocking(move || drop(producers)).await?;
+
+    let beside = busy_rate(&host, &bootstrap, &producer, &format!("bench-density-{run_id}-beside")).await?;
+    println!("density: busy pii-mask connector alone {alone:.0} records/s, beside {count} idle {beside:.0} records/s: {:.2}× alone", beside / alone);
+
+    let began = Instant::now();
+    host.shutdown().await;
+    println!("density: shutdown of {count} connectors took {:.1} s", began.elapsed().as_secs_f64());
+    Ok(())
+}
