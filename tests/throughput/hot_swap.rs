@@ -37,10 +37,12 @@ fn a_new_version_takes_over_under_traffic_losing_nothing() -> anyhow::Result<()>
     host.wait_state("xf", "RUNNING", Duration::from_secs(120))?;
     host.wait_state("steady", "RUNNING", Duration::from_secs(120))?;
 
-    let total = 8 * RATE;
-    let fed = Fed::default();
-    let feeding = traffic.spawn(feed(topic_in.clone(), 0..total, Fed::default()));
+    let total = 12 * RATE;
+    let (fed, fed_swapped) = (Fed::default(), Fed::default());
+    let feeding = traffic.spawn(feed(topic_in.clone(), 0..total, fed_swapped.clone()));
     let feeding_steady = traffic.spawn(feed(steady_in.clone(), 0..total, fed.clone()));
+    // v1 must be carrying traffic before v2 arrives, or there is nothing to take over.
+    wait_keeping_up(&host, "xf", &fed_swapped)?;
     wait_keeping_up(&host, "steady", &fed)?;
 
     // v2 arrives: the connector on xf@latest switches at its next batch boundary. The

@@ -69,7 +69,10 @@ pub fn records_out(host: &HostProcess, connector: &str) -> Result<u64> {
 pub fn wait_keeping_up(host: &HostProcess, connector: &str, fed: &Fed) -> Result<()> {
     let caught_up = wait_until(&format!("{connector} to keep up with its feed"), Duration::from_secs(120), || {
         let acknowledged = fed.count();
-        Ok((acknowledged > 0 && records_out(host, connector)? + KEEPING_UP_SLACK >= acknowledged).then_some(()))
+        // Something written, not only nothing fed yet: a connector still joining its group
+        // has written nothing and is within the slack of a feed that has just begun.
+        let written = records_out(host, connector)?;
+        Ok((written > 0 && written + KEEPING_UP_SLACK >= acknowledged).then_some(()))
     });
     caught_up.with_context(|| format!("log:\n{}", host.log_text()))
 }
