@@ -45,7 +45,8 @@ tests/kafka/kafka.sh stop "$run_dir" || true
 tests/s3/moto.sh stop "$s3_run_dir" || true
 tests/sql/postgres.sh stop "$pg_run_dir" || true
 tests/sql/mariadb.sh stop "$mysql_run_dir" || true
-trap 'kill "$build_pid" 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
+authoring_pid=""
+trap 'kill "$build_pid" ${authoring_pid:+"$authoring_pid"} 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
 
@@ -79,35 +80,63 @@ promlint="$root/.cache/promlint"
 echo "==> waiting for the build"
 wait "$build_pid"
 
-echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspaces of their own)"
-(cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins")
-(cd examples/plugins && cargo test --target "$host_triple")
+export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
+  TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
+  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver" \
+  TURNPIKE_TEST_PROMLINT="$promlint"
+binaries="$root/.cache/test-binaries.json"
+cargo test --workspace --no-run --message-format=json >"$binaries"
+# Every test binary, as `cargo test --workspace` would run them, in this order: the unit
+# binaries first, on an unloaded machine (some time things); then the plugin-authoring suite
+# (CPU-bound, and the longest: it builds components in three languages) in the background,
+# beside everything else up to the throughput measurement, which runs last and alone.
+# A failure stops nothing after the authoring suite has started: every result is reported.
+failed=0
+echo "==> host, runtime, SDK and plugins' unit tests against real components"
+python3 tests/run_binaries.py "$binaries" --units || failed=1
 
 echo "==> the Python and JavaScript SDKs, natively, and every example's own tests"
-python3 -m unittest discover -s sdk/python/tests
-node --test sdk/js/test/
+# Before the authoring suite starts: it builds these examples, npm installs included.
+python3 -m unittest discover -s sdk/python/tests || failed=1
+node --test sdk/js/test/ || failed=1
 for example in examples/plugins/python-*/; do
-  (cd "$example" && python3 -m unittest)
+  (cd "$example" && python3 -m unittest) || failed=1
 done
 for example in examples/plugins/js-*/; do
-  (cd "$example" && npm install --no-audit --no-fund --loglevel=error && npm test)
+  (cd "$example" && npm install --no-audit --no-fund --loglevel=error && npm test) || failed=1
 done
 # The Python SDK is an installable package: pip builds and installs it, and it imports from
 # anywhere (the JavaScript one is installed by each example's `npm install` above).
 sdk_venv="$root/.cache/sdk-venv"
 python3 -m venv "$sdk_venv"
 "$sdk_venv/bin/pip" install --quiet --disable-pip-version-check "$root/sdk/python"
-(cd / && "$sdk_venv/bin/python" -c "import turnpike, turnpike.testing, turnpike.http; print('turnpike-sdk installed:', turnpike.__file__)")
+(cd / && "$sdk_venv/bin/python" -c "import turnpike, turnpike.testing, turnpike.http; print('turnpike-sdk installed:', turnpike.__file__)") || failed=1
 
-echo "==> host, SDK, runtime against real components, integration tests against Kafka, S3 and SQL"
-export TURNPIKE_TEST_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_PYTHON="$s3_python" \
-  TURNPIKE_TEST_POSTGRES_URL="$postgres_url" TURNPIKE_TEST_MYSQL_URL="$mysql_url" \
-  TURNPIKE_TEST_SCHEMATHESIS="$fuzz_venv/bin/schemathesis" TURNPIKE_TEST_CHROMEDRIVER="$chromedriver" \
-  TURNPIKE_TEST_PROMLINT="$promlint"
-# Every test binary, as `cargo test --workspace` would run them, but the plugin-authoring
-# suite beside the admin API and integration suites (tests/run_binaries.py says why), then
-# the doc tests.
-binaries="$root/.cache/test-binaries.json"
-cargo test --workspace --no-run --message-format=json >"$binaries"
-python3 tests/run_binaries.py "$binaries"
-cargo test --workspace --doc
+echo "==> the plugin-authoring suite, in the background from here on"
+authoring_log="$root/.cache/authoring.log"
+python3 tests/run_binaries.py "$binaries" authoring >"$authoring_log" 2>&1 &
+authoring_pid=$!
+
+echo "==> plugin logic, natively (plugins/ and examples/plugins are wasm workspaces of their own)"
+(cd plugins && cargo test --target "$host_triple" --target-dir "$root/target/plugins") || failed=1
+(cd examples/plugins && cargo test --target "$host_triple") || failed=1
+
+echo "==> admin API and integration tests against Kafka, S3, SQL and a browser; doc tests"
+python3 tests/run_binaries.py "$binaries" api integration || failed=1
+cargo test --workspace --doc || failed=1
+
+echo "==> waiting for the plugin-authoring suite"
+authoring_failed=0
+wait "$authoring_pid" || authoring_failed=1
+authoring_pid=""
+echo "---- authoring (ran beside the tests above) ----"
+cat "$authoring_log"
+[ "$authoring_failed" = 0 ] || failed=1
+
+echo "==> throughput under faults and hot swaps, alone"
+python3 tests/run_binaries.py "$binaries" throughput || failed=1
+
+if [ "$failed" != 0 ]; then
+  echo "FAILED: see the failures above"
+fi
+exit "$failed"

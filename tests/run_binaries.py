@@ -1,23 +1,23 @@
 #!/usr/bin/env python3
 """Runs the workspace's test binaries (listed by `cargo test --no-run --message-format=json`),
-each from its package directory as `cargo test` would, with one difference: the plugin-
-authoring suite (CPU-bound: it builds components in three languages, and the longest) runs
-beside the admin API suite and the integration suite (mostly waiting on Kafka, S3, the
-databases and host processes), which saves their time. The unit-test binaries run before it,
-unloaded (some time things), and the throughput binary runs last and alone, since it
-measures.
+each from its package directory as `cargo test` would. tests/run.sh decides what runs when and
+beside what; this only selects:
 
-Usage: run_binaries.py CARGO_JSON_FILE. Exits non-zero if any binary fails."""
+  run_binaries.py CARGO_JSON_FILE --units   every binary but the suites named in SUITES
+  run_binaries.py CARGO_JSON_FILE NAME...   those suites, one after the other
+
+Exits non-zero if any binary fails (after running the others), or if a named suite is not in
+the list. A SIGTERM or SIGINT (tests/run.sh stopping early, Ctrl-C) kills the running binary
+and everything it started."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
-BESIDE = "authoring"  # runs beside WITH_BESIDE
-WITH_BESIDE = ("api", "integration")
-ALONE = "throughput"
-
+# The suites tests/run.sh schedules itself (run beside another, or alone); the rest are units.
+SUITES = ("authoring", "api", "integration", "throughput")
 
 def binaries(path):
     found = []
@@ -48,42 +48,46 @@ def package_env(package_id, manifest_dir):
 
 def run(name, executable, cwd, env, **kwargs):
     print(f"     Running {name} ({os.path.relpath(executable)})", flush=True)
-    return subprocess.Popen([executable], cwd=cwd, env=env, **kwargs)
+    # A session of its own, so that stopping it stops what it started (hosts, cargo, npm).
+    return subprocess.Popen([executable], cwd=cwd, env=env, start_new_session=True, **kwargs)
 
 
 def main():
+    if len(sys.argv) < 3:
+        print(__doc__, flush=True)
+        return 2
     found = binaries(sys.argv[1])
-    named = {entry[0]: entry for entry in found}
+    wanted = sys.argv[2:]
+    if wanted == ["--units"]:
+        selected = [entry for entry in found if entry[0] not in SUITES]
+    else:
+        named = {entry[0]: entry for entry in found}
+        missing = [name for name in wanted if name not in named]
+        if missing:
+            print(f"no test binary named {', '.join(missing)}", flush=True)
+            return 1
+        selected = [named[name] for name in wanted]
+    running = None
+
+    def stop(signum, _frame):
+        if running:
+            try:
+                os.killpg(running.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     failed = []
-    for entry in found:
-        if entry[0] not in (BESIDE, ALONE, *WITH_BESIDE) and run(*entry).wait() != 0:
+    for entry in selected:
+        running = run(*entry)
+        if running.wait() != 0:
             failed.append(entry[0])
-    beside = None
-    if BESIDE in named:
-        log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"turnpike-{BESIDE}-{os.getpid()}.log"), "w+")
-        beside = (run(*named[BESIDE], stdout=log, stderr=subprocess.STDOUT), log)
-    try:
-        for entry in found:
-            if entry[0] in WITH_BESIDE and run(*entry).wait() != 0:
-                failed.append(entry[0])
-    except BaseException:
-        if beside:
-            beside[0].kill()
-        raise
-    if beside:
-        process, log = beside
-        code = process.wait()
-        log.seek(0)
-        print(f"---- {BESIDE} (ran beside {', '.join(WITH_BESIDE)}) ----", flush=True)
-        sys.stdout.write(log.read())
-        if code != 0:
-            failed.append(BESIDE)
-    if ALONE in named and run(*named[ALONE]).wait() != 0:
-        failed.append(ALONE)
     if failed:
         print(f"FAILED test binaries: {', '.join(failed)}", flush=True)
         return 1
-    print(f"all {len(found)} test binaries passed", flush=True)
+    print(f"{len(selected)} test binaries passed", flush=True)
     return 0
 
 
