@@ -193,21 +193,39 @@ async fn a_connector_says_when_its_broker_cannot_be_reached() -> anyhow::Result<
     assert_eq!(sample(&metrics, r#"turnpike_connector_broker_unreachable{connector="outage"}"#), Some(1.0), "{metrics}");
     assert_eq!(sample(&metrics, r#"turnpike_events_total{kind="broker_unreachable"}"#), Some(1.0), "{metrics}");
 
+    // A source created now has no consumer and the host's producer said "all brokers down"
+    // before it existed: its positions reader is what must notice, while the source starts.
+    let source = serde_json::json!({ "output_topic": "outage-gen", "source": { "plugin": "datagen", "poll_interval_ms": 50, "config": { "seed": 1, "key": "id", "count": 5, "fields": [{ "name": "id", "type": "sequence" }] } } });
+    let (code, created) = http_json(&host.admin, "PUT", "/v1/connectors/late-source", &source)?;
+    assert_eq!(code, 201, "{created}");
+    let starting = wait_until("the source started in the outage to say the broker is unreachable", Duration::from_secs(25), || {
+        let status = host.get("/v1/connectors/late-source")?.1;
+        Ok((!status["broker_unreachable"].is_null()).then_some(status))
+    })
+    .with_context(|| host.log_text())?;
+    assert_ne!(starting["state"], "RUNNING", "it cannot have read its position yet: {starting}");
+
     broker.resume()?;
     let up = wait_until("the condition to clear once the broker is back", Duration::from_secs(90), || {
         let status = host.get("/v1/connectors/outage")?.1;
-        Ok(status["broker_unreachable"].is_null().then_some(status))
+        let source = host.get("/v1/connectors/late-source")?.1;
+        Ok((status["broker_unreachable"].is_null() && source["broker_unreachable"].is_null()).then_some(status))
     })
     .with_context(|| host.log_text())?;
     assert_eq!(up["broker_outages"], 1, "{up}");
     let metrics = scrape(&host)?;
     assert_eq!(sample(&metrics, r#"turnpike_connector_broker_unreachable{connector="outage"}"#), Some(0.0));
-    assert_eq!(sample(&metrics, r#"turnpike_events_total{kind="broker_reachable"}"#), Some(1.0), "{metrics}");
+    // One outage each for the transform and the source started in it.
+    assert_eq!(sample(&metrics, r#"turnpike_events_total{kind="broker_reachable"}"#), Some(2.0), "{metrics}");
 
     let after: Vec<_> = (10..20).map(|i| (format!("k{i}"), format!("after {i}"))).collect();
     produce(&producer, "outage-in", &after).await?;
     let keys = read_keys(&bootstrap, "outage-out", 20, Duration::from_secs(90)).await.with_context(|| host.log_text())?;
     assert_eq!(keys.len(), 20, "every record before and after the outage came out: {keys:?}");
+    let generated = read_keys(&bootstrap, "outage-gen", 5, Duration::from_secs(90)).await.with_context(|| host.log_text())?;
+    assert_eq!(generated.len(), 5, "the source started in the outage ran once the broker was back: {generated:?}");
+    let source_status = host.get("/v1/connectors/late-source")?.1;
+    assert_eq!(source_status["broker_outages"], 1, "{source_status}");
     assert!(host.stop()?.success());
     Ok(())
 }

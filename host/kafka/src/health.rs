@@ -2,8 +2,9 @@
 //!
 //! librdkafka retries forever and says so only through errors: a consumer returns
 //! `AllBrokersDown` from a read, a producer hands it to its context. A run's consumer reports
-//! to the run's [`BrokerHealth`]; the host's one producer reports to a health of its own,
-//! which passes each report on to every run's ([`BrokerHealth::forward_to`]). An error only raises a suspicion: consumer errors wait in a
+//! to the run's [`BrokerHealth`], as does a source's positions reader; the host's one producer
+//! reports to a health of its own, which passes each report on to every run's
+//! ([`BrokerHealth::forward_to`]). An error only raises a suspicion: consumer errors wait in a
 //! queue and can be read seconds after the broker is back, so the task's broker watch asks a
 //! broker for metadata before it calls the brokers unreachable, and again until one answers.
 //! Nothing wakes up while the brokers answer: a thousand idle connectors cost nothing here.
@@ -42,7 +43,7 @@ impl Default for BrokerHealth {
 
 /// Whether a client error says the broker connection is lost (logged quietly: the broker
 /// watch reports an outage once, as an event).
-fn is_connection_error(error: &RdKafkaError) -> bool {
+pub(crate) fn is_connection_error(error: &RdKafkaError) -> bool {
     matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure))
 }
 
@@ -105,15 +106,22 @@ impl BrokerHealth {
     }
 }
 
-/// A producer's context: its errors go to the run's [`BrokerHealth`].
-#[derive(Clone, Default)]
-pub struct HealthContext(pub(crate) Arc<BrokerHealth>);
+/// The context of a client that reports to a [`BrokerHealth`]: the producer, and the
+/// source positions reader (a source's only client of its own while it starts).
+#[derive(Clone)]
+pub struct HealthContext {
+    pub(crate) health: Arc<BrokerHealth>,
+    /// Which client, for the log.
+    pub(crate) client: &'static str,
+}
 
 impl ClientContext for HealthContext {
     fn error(&self, error: RdKafkaError, reason: &str) {
-        client_error(&self.0, "producer", &error, reason);
+        client_error(&self.health, self.client, &error, reason);
     }
 }
+
+impl rdkafka::consumer::ConsumerContext for HealthContext {}
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 //! one record per save, keyed by connector name; the last one for a key is the position.
 //! Reading and creating are blocking calls: run them on a blocking thread.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -12,7 +13,8 @@ use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message as _;
 use rdkafka::{Offset, TopicPartitionList};
 
-use crate::KafkaError;
+use crate::health::{is_connection_error, HealthContext};
+use crate::{BrokerHealth, KafkaError};
 
 /// The positions topic when the host configuration names none.
 pub const DEFAULT_POSITIONS_TOPIC: &str = "turnpike-source-positions";
@@ -48,8 +50,10 @@ pub async fn ensure_positions_topic(settings: &[(String, String)], topic: &str) 
 }
 
 /// The last position saved for `connector`, reading the topic to its end. `None` when the
-/// connector never saved one (or the topic does not exist yet).
-pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str) -> Result<Option<Vec<u8>>, KafkaError> {
+/// connector never saved one (or the topic does not exist yet). The reader reports broker
+/// errors to `health`: a source starting while no broker answers says so in its status while
+/// it waits here, as a running connector would.
+pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str, health: Arc<BrokerHealth>) -> Result<Option<Vec<u8>>, KafkaError> {
     let mut config = ClientConfig::new();
     for (k, v) in settings {
         config.set(k, v);
@@ -57,7 +61,8 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
     // Partitions are assigned by hand; the group id is required by the client but never
     // joined or committed.
     config.set("group.id", "turnpike-positions-reader").set("enable.auto.commit", "false").set("enable.partition.eof", "false");
-    let consumer: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "positions reader", source })?;
+    let context = HealthContext { health, client: "positions reader" };
+    let consumer: BaseConsumer<HealthContext> = config.create_with_context(context).map_err(|source| KafkaError::Client { role: "positions reader", source })?;
     let deadline = Instant::now() + TIMEOUT;
     let Some(partitions) = partition_count(&consumer, topic, deadline)? else {
         return Ok(None);
@@ -80,8 +85,14 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
         if Instant::now() > deadline {
             return Err(KafkaError::PositionsTimeout { topic: topic.to_owned() });
         }
-        let Some(msg) = consumer.poll(Duration::from_millis(200)) else { continue };
-        let msg = msg.map_err(KafkaError::Offsets)?;
+        let msg = match consumer.poll(Duration::from_millis(200)) {
+            None => continue,
+            Some(Ok(msg)) => msg,
+            // Reported to the run's health by the client's context; the broker may be back
+            // before the deadline.
+            Some(Err(e)) if is_connection_error(&e) => continue,
+            Some(Err(e)) => return Err(KafkaError::Offsets(e)),
+        };
         if msg.key() == Some(connector.as_bytes()) {
             // Saves are in order within the (normally single) partition; across partitions of
             // a topic someone created wider, the latest timestamp wins.
@@ -96,6 +107,12 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
     Ok(found.map(|(_, position)| position))
 }
 
+/// How long one metadata request waits before the reader looks at its client's errors.
+const METADATA_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a poll for the client's errors waits for the next (log lines come between them).
+const ERRORS_WAIT: Duration = Duration::from_millis(100);
+
 /// How long a positions topic the broker does not know is asked for again before it counts
 /// as absent: a broker that just restarted may not know it yet, and the host creates it at
 /// start, but one that was never created (no permission to) must not stop sources for long.
@@ -104,10 +121,21 @@ const UNKNOWN_TOPIC_GRACE: Duration = Duration::from_secs(2);
 /// How many partitions `topic` has; `None` when it does not exist. Metadata that carries an
 /// error (a leader being elected, a broker just restarted) is asked for again until the
 /// deadline: taking it for "no positions saved" would restart every source from its start.
-fn partition_count(consumer: &BaseConsumer, topic: &str, deadline: Instant) -> Result<Option<i32>, KafkaError> {
+fn partition_count(consumer: &BaseConsumer<HealthContext>, topic: &str, deadline: Instant) -> Result<Option<i32>, KafkaError> {
     let absent_after = Instant::now() + UNKNOWN_TOPIC_GRACE;
     loop {
-        let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+        // Asked in short waits, polling the client between them: its errors ("all brokers
+        // down") reach its context, and so the run's health, only when it is polled. (No
+        // partition is assigned yet: polling takes no record.)
+        let metadata = match consumer.fetch_metadata(Some(topic), METADATA_WAIT) {
+            Ok(metadata) => metadata,
+            Err(e) if Instant::now() < deadline => {
+                while let Some(Err(_)) = consumer.poll(ERRORS_WAIT) {}
+                tracing::debug!(%topic, error = %e, "no metadata for the positions topic yet; asking again");
+                continue;
+            }
+            Err(e) => return Err(KafkaError::Offsets(e)),
+        };
         let listed = metadata.topics().iter().find(|t| t.name() == topic);
         let unknown = listed.is_none_or(|t| t.error().map(RDKafkaErrorCode::from) == Some(RDKafkaErrorCode::UnknownTopicOrPartition));
         if unknown && Instant::now() >= absent_after {

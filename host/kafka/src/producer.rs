@@ -84,7 +84,7 @@ impl Producer {
         for (k, v) in settings {
             config.set(k, v);
         }
-        let inner = config.create_with_context(HealthContext(health)).map_err(|source| KafkaError::Client { role: "producer", source })?;
+        let inner = config.create_with_context(HealthContext { health, client: "producer" }).map_err(|source| KafkaError::Client { role: "producer", source })?;
         Ok(Self { inner })
     }
 

@@ -348,7 +348,9 @@ impl LiveStatus {
             plugin_cpu_seconds: self.measures.cpu_seconds(),
             plugin_memory_bytes: instances.iter().map(|i| i.memory_bytes).sum(),
             instances,
-            broker_unreachable: self.measures.outage().filter(|_| !matches!(state, ConnectorState::Stopped | ConnectorState::Unassigned)).map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
+            // A stopped connector has no run to end an outage it saw: not shown. A connector
+            // still starting (UNASSIGNED until its first run is up) shows it.
+            broker_unreachable: self.measures.outage().filter(|_| state != ConnectorState::Stopped).map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
             broker_outages: self.measures.broker_outages.load(Ordering::Relaxed),
             hosts: Vec::new(),
             batch_durations: self.measures.batch_durations(),

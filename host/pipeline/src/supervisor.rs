@@ -263,7 +263,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             let mut step = source.clone();
             step.config = resolved.source.take().unwrap_or(step.config);
             let plugin = SourcePlugin { info, step, output_topic: output.topic.clone(), limits };
-            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), secrets: shared.secrets.for_team(config.team.clone()) })
+            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), health: health.clone(), secrets: shared.secrets.for_team(config.team.clone()) })
         }
         Flow::Sink { sink, .. } => {
             let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink, team)?;

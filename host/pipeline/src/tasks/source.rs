@@ -1,12 +1,13 @@
 //! The task of one source connector: poll the source plugin, run the transform chain,
 //! produce, and save the source's position once everything before it is acknowledged.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ErrorTolerance, SourceStep, TopicName};
-use turnpike_kafka::read_position;
+use turnpike_kafka::{read_position, BrokerHealth};
 use turnpike_state::TeamSecrets;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
@@ -24,6 +25,8 @@ pub(crate) struct SourceTask {
     pub(crate) plugin: SourcePlugin,
     pub(crate) kafka: Vec<(String, String)>,
     pub(crate) positions_topic: String,
+    /// The run's broker health, which the positions reader reports to while the source starts.
+    pub(crate) health: Arc<BrokerHealth>,
     /// Where the `database.password` reference is resolved, when the source starts.
     pub(crate) secrets: TeamSecrets,
 }
@@ -70,9 +73,9 @@ impl SourceTask {
 
     /// Reads the last saved position and creates the source and the chain.
     async fn start(&mut self) -> Result<(Option<Vec<u8>>, SourceInstance), FaultInfo> {
-        let (kafka, topic, name) = (self.kafka.clone(), self.positions_topic.clone(), self.cx.connector.name().to_string());
+        let (kafka, topic, name, health) = (self.kafka.clone(), self.positions_topic.clone(), self.cx.connector.name().to_string(), self.health.clone());
         self.open_database().await?;
-        let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name))
+        let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name, health))
             .await
             .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("positions task: {e}")))?
             .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("reading the last source position: {e}")))?;
