@@ -2,8 +2,8 @@
 //! CPU), how long they take to reach RUNNING and to shut down, and whether a busy connector
 //! beside them is slower than the same connector alone (measured in the same run).
 //!
-//! Run with `TURNPIKE_BENCH_BOOTSTRAP=host:port cargo bench -p turnpike-bench --bench density`
-//! against a real broker (`tests/kafka/kafka.sh start .cache/kafka-run` prints one).
+//! Run with `cargo bench -p turnpike-bench --bench density`: it starts the project's test
+//! broker (tests/kafka/kafka.sh), or uses `TURNPIKE_BENCH_BOOTSTRAP=host:port`.
 //! `TURNPIKE_BENCH_CONNECTORS` sets how many idle connectors (default 1,000). Each is an
 //! identity transform on a topic of its own that nobody writes to. The figures are for this
 //! process, which is the host (Linux `/proc/self`).
@@ -11,7 +11,8 @@
 use std::time::{Duration, Instant};
 
 use turnpike_config::{HostConfig, KafkaSettings, PluginName};
-use turnpike_kafka::{OutgoingRecord, Producer};
+use turnpike_bench::broker::{create_topics, preload, wait_written, BenchBroker};
+use turnpike_kafka::Producer;
 use turnpike_pipeline::{ConnectorState, EngineLimits, Host, Runtime, SandboxConfig};
 
 /// Records through the busy connector, alone and beside the idle ones.
@@ -52,18 +53,6 @@ async fn cpu_percent_over(span: Duration) -> anyhow::Result<f64> {
     Ok((process()?.cpu_seconds - before) / began.elapsed().as_secs_f64() * 100.0)
 }
 
-async fn create_topics(bootstrap: &str, names: &[String], partitions: i32) -> anyhow::Result<()> {
-    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-    let admin: AdminClient<rdkafka::client::DefaultClientContext> = rdkafka::config::ClientConfig::new().set("bootstrap.servers", bootstrap).create()?;
-    for chunk in names.chunks(200) {
-        let topics: Vec<NewTopic<'_>> = chunk.iter().map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(1))).collect();
-        for result in admin.create_topics(&topics, &AdminOptions::new()).await? {
-            result.map_err(|(topic, code)| anyhow::anyhow!("creating {topic}: {code}"))?;
-        }
-    }
-    Ok(())
-}
-
 /// Waits until `names` are all RUNNING.
 async fn all_running(host: &Host, names: &[String], within: Duration) -> anyhow::Result<()> {
     let began = Instant::now();
@@ -82,41 +71,18 @@ async fn all_running(host: &Host, names: &[String], within: Duration) -> anyhow:
 async fn busy_rate(host: &Host, bootstrap: &str, producer: &Producer, label: &str) -> anyhow::Result<f64> {
     let topic = format!("{label}-in");
     create_topics(bootstrap, std::slice::from_ref(&topic), 1).await?;
-    let mut pending = Vec::with_capacity(BUSY_RECORDS as usize);
-    for i in 0..BUSY_RECORDS {
-        let value = turnpike_bench::customer(i as usize);
-        let key = i.to_string();
-        pending.push(producer.send(OutgoingRecord { topic: &topic, key: Some(key.as_bytes()), value: Some(value.as_bytes()), timestamp: None }, []).await?);
-    }
-    for delivery in pending {
-        delivery.wait().await?;
-    }
+    preload(producer, &topic, BUSY_RECORDS, |i| turnpike_bench::customer(i as usize)).await?;
     let yaml = format!("name: {label}\ntopics: [{topic}]\noutput_topic: {label}-out\ntransforms:\n  - plugin: pii-mask\n    config: {{ fields: [email] }}\n");
-    let began = Instant::now();
     host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
-    let mut first: Option<(Instant, u64)> = None;
-    loop {
-        let status = host.status(label).ok_or_else(|| anyhow::anyhow!("{label} vanished"))?;
-        if status.records_out > 0 && first.is_none() {
-            first = Some((Instant::now(), status.records_out));
-        }
-        if status.records_out >= BUSY_RECORDS {
-            break;
-        }
-        if let Some(error) = status.error {
-            anyhow::bail!("{label} failed: {}", error.message);
-        }
-        anyhow::ensure!(began.elapsed() < Duration::from_secs(180), "{label}: {} of {BUSY_RECORDS} out after 3 minutes", status.records_out);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let (flowing, already) = first.unwrap_or((began, 0));
+    let (flowing, already) = wait_written(host, label, BUSY_RECORDS, Duration::from_secs(180)).await?;
     let rate = (BUSY_RECORDS - already) as f64 / flowing.elapsed().as_secs_f64();
     host.delete_connector(label).await?;
     Ok(rate)
 }
 
 async fn run() -> anyhow::Result<()> {
-    let bootstrap = std::env::var("TURNPIKE_BENCH_BOOTSTRAP").map_err(|_| anyhow::anyhow!("set TURNPIKE_BENCH_BOOTSTRAP to a real broker (tests/kafka/kafka.sh start .cache/kafka-run prints one)"))?;
+    let broker = BenchBroker::get()?;
+    let bootstrap = broker.bootstrap.clone();
     let count: usize = std::env::var("TURNPIKE_BENCH_CONNECTORS").ok().and_then(|n| n.parse().ok()).unwrap_or(1_000);
     let mut kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
     // Extra librdkafka settings to compare (`name=value,name=value`), as a host's `kafka:`.
