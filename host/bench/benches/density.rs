@@ -74,8 +74,8 @@ async fn busy_rate(host: &Host, bootstrap: &str, producer: &Producer, label: &st
     preload(producer, &topic, BUSY_RECORDS, |i| turnpike_bench::customer(i as usize)).await?;
     let yaml = format!("name: {label}\ntopics: [{topic}]\noutput_topic: {label}-out\ntransforms:\n  - plugin: pii-mask\n    config: {{ fields: [email] }}\n");
     host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
-    let (flowing, already) = wait_written(host, label, BUSY_RECORDS, Duration::from_secs(180)).await?;
-    let rate = (BUSY_RECORDS - already) as f64 / flowing.elapsed().as_secs_f64();
+    let flow = wait_written(host, label, BUSY_RECORDS, Duration::from_secs(180)).await?;
+    let rate = BUSY_RECORDS.saturating_sub(flow.written_then) as f64 / flow.first_written.elapsed().as_secs_f64();
     host.delete_connector(label).await?;
     Ok(rate)
 }

@@ -2,7 +2,7 @@
 //! written to another topic by
 //!  (a) a plain librdkafka consume → produce loop in this process, with the host's delivery
 //!      settings (acks=all, idempotence, linger 5 ms), batches of 500 or 20 ms, at most 8
-//!      batches unacknowledged, offsets committed after a batch's acknowledgements;
+//!      batches unacknowledged, offsets committed once a second after acknowledgements;
 //!  (b) a Turnpike identity connector, (c) a pii-mask connector (four fields hashed), and
 //!  (d) the same pii-mask connector with `tasks: 2` (one per core here);
 //! all from the same broker in the same run, beside the produce-only rate of the same
@@ -11,7 +11,8 @@
 //! readable, at 1,000 and 10,000 records/s for (a) and for (b) at `batch.max_wait_ms` 5, 20
 //! (the default) and 100: p50, p99 and the largest.
 //!
-//! Run with `cargo bench -p turnpike-bench --bench e2e`: it starts the project's test broker
+//! Run with `cargo bench --profile dev -p turnpike-bench --bench e2e` (the bench profile means a
+//! release build of everything): it starts the project's test broker
 //! (tests/kafka/kafka.sh), or uses `TURNPIKE_BENCH_BOOTSTRAP=host:port`.
 //! `TURNPIKE_BENCH_RECORDS` sets the records (default 1,000,000).
 
@@ -28,6 +29,9 @@ use turnpike_config::{HostConfig, KafkaSettings, PluginName};
 use turnpike_kafka::Producer;
 use turnpike_pipeline::{Host, Runtime, SandboxConfig};
 
+/// pii-mask hashing four fields of an order, as a transform step's tail in YAML.
+const PII_MASK: &str = "pii-mask\n    config: { default_mode: hash, fields: [customer.email, customer.phone, customer.name, customer.address] }";
+
 /// Partitions of the input topic (enough for the tasks to share).
 const PARTITIONS: i32 = 12;
 /// The host's batch defaults (`batch.max_records`, `batch.max_wait_ms`) and its window of
@@ -35,6 +39,8 @@ const PARTITIONS: i32 = 12;
 const BATCH_RECORDS: usize = 500;
 const BATCH_WAIT: Duration = Duration::from_millis(20);
 const IN_FLIGHT_BATCHES: usize = 8;
+/// How often the host commits what is acknowledged.
+const COMMIT_EVERY: Duration = Duration::from_secs(1);
 
 fn main() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -62,7 +68,14 @@ async fn run() -> anyhow::Result<()> {
     let ceiling = records as f64 / began.elapsed().as_secs_f64();
     line("produce only (the ceiling)", ceiling, ceiling, None);
 
-    let raw = plain_loop(&bootstrap, &input, &format!("bench-e2e-{run_id}-raw"), records).await?;
+    let raw_output = format!("bench-e2e-{run_id}-raw");
+    let readers = [("(b) Turnpike identity", 1, "identity"), ("(c) Turnpike pii-mask", 1, PII_MASK), ("(d) Turnpike pii-mask, tasks: 2", 2, PII_MASK)];
+    let names: Vec<String> = readers.iter().map(|(label, _, _)| format!("e2e-{run_id}-{}", label.chars().nth(1).unwrap_or('x'))).collect();
+    // Every output topic exists before its reader starts: none is created on a first send.
+    let outputs: Vec<String> = names.iter().map(|name| format!("{name}-out")).chain([raw_output.clone()]).collect();
+    create_topics(&bootstrap, &outputs, PARTITIONS).await?;
+
+    let raw = plain_loop(&bootstrap, &input, &raw_output, records).await?;
     line("(a) plain librdkafka loop", raw, ceiling, None);
 
     let host = Host::new(Runtime::new()?, kafka.clone(), SandboxConfig::default());
@@ -70,15 +83,14 @@ async fn run() -> anyhow::Result<()> {
         let wasm = turnpike_builtins::get(name).with_context(|| format!("{name} is built in"))?.wasm.to_vec();
         host.load_plugin(PluginName::parse(name)?, "1".into(), wasm).await?;
     }
-    let pii = "pii-mask\n    config: { default_mode: hash, fields: [customer.email, customer.phone, customer.name, customer.address] }";
-    for (label, tasks, plugin) in [("(b) Turnpike identity", 1, "identity"), ("(c) Turnpike pii-mask", 1, pii), ("(d) Turnpike pii-mask, tasks: 2", 2, pii)] {
-        let name = format!("e2e-{run_id}-{}", label.chars().nth(1).unwrap_or('x'));
+    for ((label, tasks, plugin), name) in readers.into_iter().zip(&names) {
         let yaml = format!("name: {name}\ntopics: [{input}]\noutput_topic: {name}-out\ntasks: {tasks}\ntransforms:\n  - plugin: {plugin}\n");
         host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
-        let (first, already) = wait_written(&host, &name, records, Duration::from_secs(600)).await?;
-        let rate = (records - already) as f64 / first.elapsed().as_secs_f64();
+        // From the first record read, as for the plain loop.
+        let flow = wait_written(&host, name, records, Duration::from_secs(600)).await?;
+        let rate = records as f64 / flow.first_read.elapsed().as_secs_f64();
         line(label, rate, ceiling, Some(raw));
-        host.delete_connector(&name).await?;
+        host.delete_connector(name).await?;
     }
 
     // Latency: produce → output available, at a steady rate, for the plain loop and the
@@ -89,22 +101,24 @@ async fn run() -> anyhow::Result<()> {
             let (input, output) = (format!("{name}-in"), format!("{name}-out"));
             create_topics(&bootstrap, &[input.clone(), output.clone()], PARTITIONS).await?;
             let total = rate * LATENCY_SECONDS;
-            // One task drives the feed, the reader of the outputs and the plain loop: its
-            // consumer's messages cannot move between threads.
-            let ms = match reader {
+            // The feed and the reader of the outputs on tasks of their own, so that neither
+            // waits on the reader being measured.
+            let feeding = tokio::spawn(steady_feed(producer.clone(), input.clone(), rate, total));
+            let reading = tokio::spawn(output_latencies(bootstrap.clone(), output.clone(), total));
+            match reader {
                 Reader::PlainLoop => {
-                    let looping = plain_loop(&bootstrap, &input, &output, total);
-                    let (_, ms, _) = tokio::try_join!(steady_feed(&producer, &input, rate, total), output_latencies(&bootstrap, &output, total), looping)?;
-                    ms
+                    plain_loop(&bootstrap, &input, &output, total).await?;
                 }
                 Reader::Identity(max_wait_ms) => {
                     let yaml = format!("name: {name}\ntopics: [{input}]\noutput_topic: {output}\nbatch: {{ max_wait_ms: {max_wait_ms} }}\ntransforms:\n  - plugin: identity\n");
                     host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
-                    let (_, ms) = tokio::try_join!(steady_feed(&producer, &input, rate, total), output_latencies(&bootstrap, &output, total))?;
-                    host.delete_connector(&name).await?;
-                    ms
                 }
-            };
+            }
+            feeding.await??;
+            let ms = reading.await??;
+            if matches!(reader, Reader::Identity(_)) {
+                host.delete_connector(&name).await?;
+            }
             // Records written before the reader's first output plus a second are left out:
             // the reader was joining its group.
             let settled = ms.iter().map(|(produced, latency)| produced + latency).min().unwrap_or(0) + 1_000;
@@ -147,15 +161,18 @@ impl Reader {
     }
 }
 
-/// Writes `total` orders to `topic` at `rate` records/s, a tenth of a second's worth every
-/// 100 ms, each stamped with the time it was handed to the producer.
-async fn steady_feed(producer: &Producer, topic: &str, rate: u64, total: u64) -> anyhow::Result<()> {
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
+/// Writes `total` orders to `topic` at `rate` records/s, a millisecond's worth every
+/// millisecond (steady, not in bursts that would fill batches at once), each stamped with
+/// the time it was handed to the producer.
+async fn steady_feed(producer: Producer, topic: String, rate: u64, total: u64) -> anyhow::Result<()> {
+    let topic = topic.as_str();
+    let mut tick = tokio::time::interval(Duration::from_millis(1));
     let mut pending = Vec::new();
     let mut i = 0;
     while i < total {
         tick.tick().await;
-        for _ in 0..(rate / 10).min(total - i) {
+        // At 1,000/s one record every millisecond (rates are multiples of 1,000).
+        for _ in 0..(rate / 1000).max(1).min(total - i) {
             let (key, value) = (i.to_string(), order(i));
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64;
             pending.push(producer.send(turnpike_kafka::OutgoingRecord { topic, key: Some(key.as_bytes()), value: Some(value.as_bytes()), timestamp: Some(now) }, []).await?);
@@ -170,7 +187,8 @@ async fn steady_feed(producer: &Producer, topic: &str, rate: u64, total: u64) ->
 
 /// Reads `topic` until `total` records came out: for each, when its input was produced (its
 /// timestamp is the input's, in ms since the epoch) and how long after that it was read.
-async fn output_latencies(bootstrap: &str, topic: &str, total: u64) -> anyhow::Result<Vec<(i64, i64)>> {
+async fn output_latencies(bootstrap: String, topic: String, total: u64) -> anyhow::Result<Vec<(i64, i64)>> {
+    let (bootstrap, topic) = (bootstrap.as_str(), topic.as_str());
     let consumer: StreamConsumer = rdkafka::config::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", format!("{topic}-latency"))
@@ -217,11 +235,14 @@ async fn plain_loop(bootstrap: &str, input: &str, output: &str, records: u64) ->
     let mut in_flight: VecDeque<(Vec<DeliveryFuture>, BTreeMap<i32, i64>)> = VecDeque::new();
     let (mut read, mut acknowledged) = (0u64, 0u64);
     let mut began = None;
+    let (mut safe, mut last_commit) = (BTreeMap::new(), Instant::now());
     while acknowledged < records {
         if read < records {
             let mut deliveries = Vec::with_capacity(BATCH_RECORDS);
             let mut next_offsets = BTreeMap::new();
-            let first = consumer.recv().await?;
+            let first = tokio::time::timeout(Duration::from_secs(30), consumer.recv())
+                .await
+                .with_context(|| format!("{input}: no record for 30 s after {read} of {records}"))??;
             began.get_or_insert_with(Instant::now);
             let deadline = tokio::time::Instant::now() + BATCH_WAIT;
             let mut message = Some(first);
@@ -251,11 +272,16 @@ async fn plain_loop(bootstrap: &str, input: &str, output: &str, records: u64) ->
             for delivery in deliveries {
                 delivery.await?.map_err(|(e, _)| e)?;
             }
-            let mut offsets = TopicPartitionList::new();
-            for (partition, next) in next_offsets {
-                offsets.add_partition_offset(input, partition, Offset::Offset(next))?;
+            safe.extend(next_offsets);
+            // As the host does: progress saved once a second (and at the end), not per batch.
+            if last_commit.elapsed() >= COMMIT_EVERY || acknowledged >= records {
+                let mut offsets = TopicPartitionList::new();
+                for (partition, next) in &safe {
+                    offsets.add_partition_offset(input, *partition, Offset::Offset(*next))?;
+                }
+                consumer.commit(&offsets, CommitMode::Async)?;
+                last_commit = Instant::now();
             }
-            consumer.commit(&offsets, CommitMode::Async)?;
         }
     }
     Ok(records as f64 / began.map_or(0.0, |b| b.elapsed().as_secs_f64()))

@@ -1,5 +1,5 @@
 //! One connector's throughput at `tasks: 1, 2, 4` on this machine's cores: a CPU-bound
-//! plugin (pii-mask on ~420-byte JSON records) over a 12-partition topic preloaded with the
+//! plugin (pii-mask on ~340-byte JSON records) over a 12-partition topic preloaded with the
 //! same records for each run; records/s until every record is acknowledged, and the ratio to
 //! `tasks: 1` from the same run.
 //!

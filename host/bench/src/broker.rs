@@ -100,19 +100,31 @@ pub async fn preload(producer: &Producer, topic: &str, records: u64, value: impl
     Ok(())
 }
 
+/// When a connector's records began to flow: its first record read, and its first written
+/// with how many were out by then (a rate from either leaves its group join out).
+#[derive(Debug, Clone, Copy)]
+pub struct Flow {
+    pub first_read: Instant,
+    pub first_written: Instant,
+    pub written_then: u64,
+}
+
 /// Waits until connector `name` has written `records` records (`within` at most, failing
-/// early if it fails). Returns when its first output was seen and how many were out then, so
-/// a rate can leave its group join out.
-pub async fn wait_written(host: &Host, name: &str, records: u64, within: Duration) -> anyhow::Result<(Instant, u64)> {
+/// early if it fails), and says when its records began to flow.
+pub async fn wait_written(host: &Host, name: &str, records: u64, within: Duration) -> anyhow::Result<Flow> {
     let began = Instant::now();
-    let mut first: Option<(Instant, u64)> = None;
+    let (mut first_read, mut first_written) = (None, None);
     loop {
         let status = host.status(name).with_context(|| format!("{name} vanished"))?;
-        if status.records_out > 0 && first.is_none() {
-            first = Some((Instant::now(), status.records_out));
+        if status.records_in > 0 && first_read.is_none() {
+            first_read = Some(Instant::now());
+        }
+        if status.records_out > 0 && first_written.is_none() {
+            first_written = Some((Instant::now(), status.records_out));
         }
         if status.records_out >= records {
-            return Ok(first.unwrap_or((began, 0)));
+            let (first_written, written_then) = first_written.unwrap_or((began, 0));
+            return Ok(Flow { first_read: first_read.unwrap_or(began), first_written, written_then });
         }
         if let Some(error) = status.error {
             bail!("{name} failed: {}", error.message);
