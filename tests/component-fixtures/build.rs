@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 /// `(constant name, library name)` of every fixture.
-const FIXTURES: &[(&str, &str)] = &[("FAULTY", "faulty"), ("TAGGER", "tagger"), ("WRONG_WORLD", "wrong_world"), ("PARTITION_SINK", "partition_sink"), ("STORE_PROBE", "store_probe")];
+const FIXTURES: &[(&str, &str)] = &[("FAULTY", "faulty"), ("TAGGER", "tagger"), ("WRONG_WORLD", "wrong_world"), ("PARTITION_SINK", "partition_sink"), ("STORE_PROBE", "store_probe"), ("HALF_FILTER", "half_filter")];
 
 fn main() {
     let libs: Vec<&str> = FIXTURES.iter().map(|(_, lib)| *lib).collect();

@@ -1,6 +1,11 @@
 //! Per-record cost of transforms through the WebAssembly runtime, against the same plugin
 //! logic compiled natively, at several batch sizes.
 //!
+//! Rows: `identity` (forwards every record: its outputs name their parts, contract 0.1.4),
+//! `identity-0.1.3` (the same plugin built against 0.1.3, copying every byte back: the
+//! before, measured in the same run), `half-filter` (forwards every record at an even offset)
+//! and `pii-mask` (forwards key and headers, writes a new value).
+//!
 //! Run with `cargo bench -p turnpike-bench` (all plugins) or `cargo bench -p turnpike-bench --
 //! identity` (plugins whose name contains a filter). Prints a table; the ratio is WASM /
 //! native, both measured in this run on this machine. Not a test: it asserts nothing.
@@ -32,6 +37,8 @@ fn main() -> anyhow::Result<()> {
     let load = |name: &str| -> anyhow::Result<Plugin> { Ok(runtime.load(turnpike_builtins::get(name).expect("built-in").wasm)?) };
     let identity = load("identity")?;
     let pii = load("pii-mask")?;
+    let copying_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm"))?;
+    let half_filter = runtime.load(turnpike_test_components::HALF_FILTER)?;
     let values: Vec<String> = (0..1024).map(customer).collect();
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
@@ -46,6 +53,18 @@ fn main() -> anyhow::Result<()> {
             let nat = measure_native(&mut t, &native, batch);
             rows.push(Row { plugin: "identity", batch, wasm, native: nat });
         }
+        if wanted("identity-0.1.3") {
+            let wasm = rt.block_on(measure_wasm(&copying_identity, "{}", &host))?;
+            let mut t = turnpike_sdk::testing::create::<identity::Identity>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
+            let nat = measure_native(&mut t, &native, batch);
+            rows.push(Row { plugin: "identity-0.1.3", batch, wasm, native: nat });
+        }
+        if wanted("half-filter") {
+            let wasm = rt.block_on(measure_wasm(&half_filter, "{}", &host))?;
+            let mut t = turnpike_sdk::testing::create::<half_filter::HalfFilter>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
+            let nat = measure_native(&mut t, &native, batch);
+            rows.push(Row { plugin: "half-filter", batch, wasm, native: nat });
+        }
         if wanted("pii-mask") {
             let wasm = rt.block_on(measure_wasm(&pii, PII_CONFIG, &host))?;
             let mut t = turnpike_sdk::testing::create::<pii_mask::PiiMask>(PII_CONFIG).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -55,12 +74,12 @@ fn main() -> anyhow::Result<()> {
     }
 
     println!("\nTransform cost per record ({RECORDS_PER_ROUND} records per round, best of {ROUNDS} rounds, ~420-byte JSON records)");
-    println!("{:<10} {:>6} {:>14} {:>14} {:>16} {:>16} {:>8}", "plugin", "batch", "wasm ns/rec", "native ns/rec", "wasm rec/s", "native rec/s", "ratio");
+    println!("{:<14} {:>6} {:>14} {:>14} {:>16} {:>16} {:>8}", "plugin", "batch", "wasm ns/rec", "native ns/rec", "wasm rec/s", "native rec/s", "ratio");
     for r in &rows {
         let per = |d: Duration| d.as_nanos() as f64 / RECORDS_PER_ROUND as f64;
         let (w, n) = (per(r.wasm), per(r.native));
         println!(
-            "{:<10} {:>6} {:>14.0} {:>14.0} {:>16.0} {:>16.0} {:>7.2}x",
+            "{:<14} {:>6} {:>14.0} {:>14.0} {:>16.0} {:>16.0} {:>7.2}x",
             r.plugin, r.batch, w, n, 1e9 / w, 1e9 / n, w / n
         );
     }

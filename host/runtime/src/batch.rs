@@ -3,7 +3,7 @@
 //! and reading what a transform returns. The chain's plumbing (one stage's outputs as the next
 //! stage's inputs) lives with the chain, in the pipeline.
 
-use turnpike_batch_layout::{validate_output as check_output, InputColumns, InputView, InputWriter};
+use turnpike_batch_layout::{resolve_forwarded as resolve, LayoutError, validate_output as check_output, InputColumns, InputView, InputWriter, OutputParts};
 
 pub use turnpike_batch_layout::{OutputView, Produced, RecordRef};
 
@@ -97,6 +97,14 @@ pub(crate) fn output_len(batch: &OutputBatch) -> usize {
 /// comes as text because that is what `Fault::InvalidOutput` carries.
 pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), String> {
     check_output(OutputView::new(out), inputs, out.errors.iter().map(|e| e.input)).map_err(|e| e.to_string())
+}
+
+/// Copies the parts a forwarding transform's outputs name (`forwarded`, one flag word per
+/// output) from `input` into `out`, after checking the flags; `out` must be validated first.
+/// `max_data` caps the bytes the resolved outputs carry.
+pub(crate) fn resolve_forwarded(out: &mut OutputBatch, forwarded: &[u32], input: &InputBatch, max_data: usize) -> Result<(), LayoutError> {
+    let parts = OutputParts { data: &mut out.data, records: &mut out.records, headers: &mut out.headers };
+    resolve(parts, forwarded, InputView::new(input), max_data)
 }
 
 #[cfg(test)]

@@ -15,6 +15,19 @@ pub mod transform {
     });
 }
 
+/// Since `0.1.4`: a transform that also exports `forwarding-transform`, the one the host calls.
+pub mod forwarding {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "forwarding-transform-plugin",
+        exports: { default: async },
+        with: {
+            "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
+            "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+        },
+    });
+}
+
 pub mod source {
     wasmtime::component::bindgen!({
         path: "../../wit",

@@ -2,15 +2,18 @@
 
 use wasmtime::component::ResourceAny;
 
-use crate::batch::{input_len, output_len, validate_output};
+use crate::batch::{input_len, output_len, resolve_forwarded, validate_output};
+use crate::bindings::forwarding::exports::turnpike::plugin::forwarding_transform::ForwardingBatch;
+use crate::bindings::forwarding::ForwardingTransformPlugin;
 use crate::bindings::transform::TransformPlugin;
 use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
-use crate::plugin::{Plugin, PluginKind};
+use crate::plugin::{Plugin, PluginKind, TransformPre};
 use crate::sandbox::{wrong_kind, Sandbox};
 use crate::usage::{cpu_timed, Usage};
+use turnpike_batch_layout::LayoutError;
 
 /// A created transform: its sandbox, its bindings and its `transformer` resource.
 ///
@@ -18,8 +21,39 @@ use crate::usage::{cpu_timed, Usage};
 /// drop the instance and create a new one from the same [`Plugin`].
 pub struct TransformInstance {
     sandbox: Sandbox,
-    bindings: TransformPlugin,
+    bindings: Bindings,
     transformer: ResourceAny,
+}
+
+/// The export the host calls: `forwarding-transform` when the plugin has it.
+enum Bindings {
+    Forwarding(ForwardingTransformPlugin),
+    Plain(TransformPlugin),
+}
+
+impl Bindings {
+    async fn instantiate(pre: &TransformPre, store: &mut wasmtime::Store<crate::state::HostState>, config: &str) -> wasmtime::Result<(Self, Result<ResourceAny, crate::ConfigError>)> {
+        Ok(match pre {
+            TransformPre::Forwarding(pre) => {
+                let bindings = pre.instantiate_async(&mut *store).await?;
+                let created = bindings.turnpike_plugin_forwarding_transform().transformer().call_create(&mut *store, config).await?;
+                (Bindings::Forwarding(bindings), created)
+            }
+            TransformPre::Plain(pre) => {
+                let bindings = pre.instantiate_async(&mut *store).await?;
+                let created = bindings.turnpike_plugin_transform().transformer().call_create(&mut *store, config).await?;
+                (Bindings::Plain(bindings), created)
+            }
+        })
+    }
+
+    /// One batch; a forwarding plugin's outputs come back with their forwarded parts unresolved.
+    async fn transform(&self, store: &mut wasmtime::Store<crate::state::HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, crate::PluginError>> {
+        Ok(match self {
+            Bindings::Forwarding(b) => b.turnpike_plugin_forwarding_transform().transformer().call_transform(store, transformer, batch).await?,
+            Bindings::Plain(b) => b.turnpike_plugin_transform().transformer().call_transform(store, transformer, batch).await?.map(|outputs| ForwardingBatch { outputs, forwarded: Vec::new() }),
+        })
+    }
 }
 
 impl TransformInstance {
@@ -34,11 +68,8 @@ impl TransformInstance {
         let mut sandbox = Sandbox::new(plugin, labels, limits);
         let timeout = sandbox.begin_create();
         let (store, cpu) = (&mut sandbox.store, &mut sandbox.cpu);
-        let created = cpu_timed(cpu, async {
-            let bindings = pre.instantiate_async(&mut *store).await?;
-            let result = bindings.turnpike_plugin_transform().transformer().call_create(&mut *store, &plugin.create_config(config_json)).await?;
-            wasmtime::Result::Ok((bindings, result))
-        });
+        let config = plugin.create_config(config_json);
+        let created = cpu_timed(cpu, Bindings::instantiate(pre, store, &config));
         let outcome = tokio::time::timeout(timeout, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
@@ -50,23 +81,35 @@ impl TransformInstance {
     /// Runs one batch. On `Err(CallError::Fault(_))` the instance is poisoned.
     pub async fn transform(&mut self, batch: &InputBatch) -> Result<OutputBatch, CallError> {
         let timeout = self.sandbox.begin_call()?;
-        let guest = self.bindings.turnpike_plugin_transform().transformer();
-        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, guest.call_transform(&mut self.sandbox.store, self.transformer, batch))).await;
+        let call = self.bindings.transform(&mut self.sandbox.store, self.transformer, batch);
+        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, call)).await;
         let max_records = self.sandbox.limits.max_output_records;
+        let forwards = matches!(self.bindings, Bindings::Forwarding(_));
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
-            Ok(output) if output_len(&output) > max_records => {
+            Ok(output) if output_len(&output.outputs) > max_records => {
                 let limit = format!("{max_records} records per batch");
                 Err(self.sandbox.poison(Fault::OutputLimit { limit }).into())
             }
             // Invalid output is a bug, and the plugin state that produced it is suspect.
-            Ok(mut output) => match validate_output(&output, input_len(batch)) {
-                Ok(()) => {
-                    self.sandbox.explain_records(&mut output.errors);
-                    Ok(output)
+            Ok(ForwardingBatch { mut outputs, forwarded }) => {
+                if let Err(why) = validate_output(&outputs, input_len(batch)) {
+                    return Err(self.sandbox.poison(Fault::InvalidOutput(why)).into());
                 }
-                Err(why) => Err(self.sandbox.poison(Fault::InvalidOutput(why)).into()),
-            },
+                if forwards {
+                    let max_bytes = self.sandbox.limits.max_output_bytes;
+                    match resolve_forwarded(&mut outputs, &forwarded, batch, max_bytes) {
+                        Ok(()) => {}
+                        Err(LayoutError::ForwardedTooLarge { .. }) => {
+                            let limit = format!("{} MiB per batch", max_bytes >> 20);
+                            return Err(self.sandbox.poison(Fault::OutputLimit { limit }).into());
+                        }
+                        Err(why) => return Err(self.sandbox.poison(Fault::InvalidOutput(why.to_string())).into()),
+                    }
+                }
+                self.sandbox.explain_records(&mut outputs.errors);
+                Ok(outputs)
+            }
         }
     }
 

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
+use crate::bindings::forwarding::ForwardingTransformPluginPre;
 use crate::bindings::sink::SinkPluginPre;
 use crate::bindings::source::SourcePluginPre;
 use crate::bindings::transform::TransformPluginPre;
@@ -55,17 +56,28 @@ struct Inner {
 
 /// The pre-instance of whichever world the component implements.
 pub(crate) enum Pre {
-    Transform(TransformPluginPre<HostState>),
+    Transform(TransformPre),
     Source(SourcePluginPre<HostState>),
     Sink(SinkPluginPre<HostState>),
 }
 
+/// A transform's pre-instance: one whose outputs may forward parts of their input (since
+/// `0.1.4`), or one that copies every output byte.
+pub(crate) enum TransformPre {
+    Forwarding(ForwardingTransformPluginPre<HostState>),
+    Plain(TransformPluginPre<HostState>),
+}
+
 impl Pre {
-    /// Finds the world a component implements by trying each in turn.
+    /// Finds the world a component implements by trying each in turn; a transform that
+    /// exports `forwarding-transform` is run through that.
     fn of(pre: wasmtime::component::InstancePre<HostState>) -> Result<Self, LoadError> {
+        if let Ok(p) = ForwardingTransformPluginPre::new(pre.clone()) {
+            return Ok(Pre::Transform(TransformPre::Forwarding(p)));
+        }
         let mut why = Vec::new();
         match TransformPluginPre::new(pre.clone()) {
-            Ok(p) => return Ok(Pre::Transform(p)),
+            Ok(p) => return Ok(Pre::Transform(TransformPre::Plain(p))),
             Err(e) => why.push(format!("transform: {e:#}")),
         }
         match SourcePluginPre::new(pre.clone()) {
@@ -89,7 +101,7 @@ impl Pre {
         }
     }
 
-    pub(crate) fn transform(&self) -> Option<&TransformPluginPre<HostState>> {
+    pub(crate) fn transform(&self) -> Option<&TransformPre> {
         if let Pre::Transform(p) = self { Some(p) } else { None }
     }
 
@@ -222,6 +234,12 @@ impl Plugin {
     /// The world the plugin implements.
     pub fn kind(&self) -> PluginKind {
         self.inner.pre.kind()
+    }
+
+    /// Whether this is a transform whose outputs name the input parts they forward
+    /// (`forwarding-transform`, since contract `0.1.4`) instead of copying them back.
+    pub fn forwards(&self) -> bool {
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Forwarding(_)))
     }
 
     pub(crate) fn runtime(&self) -> &Runtime {

@@ -63,6 +63,49 @@ async fn identity_returns_every_record_unchanged() {
     }
 }
 
+/// Every output of a batch as `(input, key, value, timestamp, headers)`, owned.
+type Read = Vec<(u32, Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>, Vec<(String, Vec<u8>)>)>;
+
+async fn run_all(plugin: &Plugin, config: &str, input: &turnpike_runtime::InputBatch) -> Read {
+    let mut t = TransformInstance::create(plugin, config, labels(), InstanceLimits::default()).await.unwrap();
+    let out = t.transform(input).await.unwrap();
+    let view = OutputView::new(&out);
+    view.iter()
+        .map(|p| (p.input, p.key.map(<[u8]>::to_vec), p.value.map(<[u8]>::to_vec), p.timestamp, view.headers(&p).map(|(k, v)| (k.to_owned(), v.to_vec())).collect()))
+        .collect()
+}
+
+/// The built-in identity names its outputs' parts instead of copying them (contract 0.1.4),
+/// and the host's resolution gives exactly what the same plugin built against 0.1.3 (which
+/// copies every byte, `tests/fixtures/plugins-0.1.3`) gives: old plugins keep working, new
+/// ones lose nothing.
+#[tokio::test]
+async fn a_forwarding_identity_gives_what_a_copying_identity_gives() {
+    let runtime = &runtime_and_plugins().0;
+    let old = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm")).expect("a 0.1.3 transform still loads");
+    let new = plugin("identity");
+    assert!(new.forwards(), "the SDK's transforms export forwarding-transform");
+    assert!(!old.forwards(), "a 0.1.3 transform runs through the plain export");
+    let mut b = BatchBuilder::default();
+    let record = |key: Option<&'static [u8]>, value: Option<&'static [u8]>, offset| RecordRef { key, value, timestamp: Some(7 + offset), topic: "in", partition: 3, offset };
+    b.push(record(Some(b"k"), Some(b"first"), 0), [("a", &b"1"[..]), ("b", &b""[..])]);
+    b.push(record(None, None, 1), []);
+    b.push(record(Some(b""), Some(b"third"), 2), [("c", &b"3"[..])]);
+    let input = b.finish();
+    let from_new = run_all(&new, "{}", &input).await;
+    assert_eq!(from_new, run_all(&old, "{}", &input).await);
+    assert_eq!(from_new.len(), 3);
+    assert_eq!(from_new[0], (0, Some(b"k".to_vec()), Some(b"first".to_vec()), Some(7), vec![("a".into(), b"1".to_vec()), ("b".into(), vec![])]));
+    assert_eq!(from_new[1], (1, None, None, Some(8), vec![]));
+}
+
+/// pii-mask forwards key and headers and writes only the masked value.
+#[tokio::test]
+async fn pii_mask_keeps_key_and_headers_it_forwards() {
+    let out = run_all(&plugin("pii-mask"), r#"{"fields":["email"]}"#, &batch(&[r#"{"email":"a@b.co"}"#])).await;
+    assert_eq!(out, [(0, Some(b"k".to_vec()), Some(br#"{"email":"***"}"#.to_vec()), Some(42), vec![("trace".into(), b"abc".to_vec())])]);
+}
+
 #[tokio::test]
 async fn pii_mask_masks_inside_the_sandbox() {
     let cfg = r#"{"fields":["email"],"detectors":["ssn"]}"#;

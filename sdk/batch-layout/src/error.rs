@@ -52,6 +52,14 @@ pub enum LayoutError {
     TooManyTopics,
     /// A record error names a row the batch does not have (for an output batch, an input).
     ErrorIndex { kind: BatchKind, input: u32, rows: usize },
+    /// A forwarding transform's flag column does not hold one entry per output.
+    ForwardedCount { forwarded: usize, rows: usize },
+    /// An output's forwarded flags have a bit the contract does not define.
+    ForwardFlags { row: usize, flags: u32 },
+    /// An output both forwards a part and writes it.
+    ForwardedPartWritten { row: usize },
+    /// The outputs with their forwarded parts would carry more bytes than the host allows.
+    ForwardedTooLarge { bytes: usize, max: usize },
 }
 
 impl fmt::Display for LayoutError {
@@ -72,6 +80,10 @@ impl fmt::Display for LayoutError {
             LayoutError::TooManyTopics => f.write_str("too many topics"),
             LayoutError::ErrorIndex { kind: BatchKind::Output, input, rows } => write!(f, "record error for input {input} out of range (batch of {rows})"),
             LayoutError::ErrorIndex { kind: BatchKind::Source, input, rows } => write!(f, "record error for record {input} out of range (batch of {rows})"),
+            LayoutError::ForwardedCount { forwarded, rows } => write!(f, "{forwarded} forwarded flags for {rows} outputs"),
+            LayoutError::ForwardFlags { row, flags } => write!(f, "output {row}: unknown forwarded flags {flags:#x}"),
+            LayoutError::ForwardedPartWritten { row } => write!(f, "output {row}: a part is both forwarded and written"),
+            LayoutError::ForwardedTooLarge { bytes, max } => write!(f, "{bytes} output bytes with the forwarded parts, at most {max}"),
         }
     }
 }
@@ -103,6 +115,10 @@ mod tests {
             (LayoutError::TooManyTopics, "too many topics"),
             (LayoutError::ErrorIndex { kind: BatchKind::Output, input: 1, rows: 1 }, "record error for input 1 out of range (batch of 1)"),
             (LayoutError::ErrorIndex { kind: BatchKind::Source, input: 2, rows: 2 }, "record error for record 2 out of range (batch of 2)"),
+            (LayoutError::ForwardedCount { forwarded: 1, rows: 2 }, "1 forwarded flags for 2 outputs"),
+            (LayoutError::ForwardFlags { row: 3, flags: 9 }, "output 3: unknown forwarded flags 0x9"),
+            (LayoutError::ForwardedPartWritten { row: 0 }, "output 0: a part is both forwarded and written"),
+            (LayoutError::ForwardedTooLarge { bytes: 10, max: 9 }, "10 output bytes with the forwarded parts, at most 9"),
         ];
         for (error, text) in cases {
             assert_eq!(error.to_string(), text);

@@ -11,7 +11,9 @@
 //! - views ([`InputView`], [`OutputView`], [`SourceView`]) borrow a batch's columns and never
 //!   panic on what they hold (a span out of range reads as empty);
 //! - the checks ([`validate_output`], [`validate_source`]) tell the host whether a plugin kept
-//!   to the contract, with a typed [`LayoutError`] when it did not.
+//!   to the contract, with a typed [`LayoutError`] when it did not;
+//! - [`resolve_forwarded`] turns the outputs of a forwarding transform (since `0.1.4`) into an
+//!   ordinary output batch.
 //!
 //! Who writes what: the host writes input batches; a guest writes output batches (a
 //! transform) and source batches (a source). The SDK's test harness also writes input batches,
@@ -22,6 +24,7 @@
 
 mod columns;
 mod error;
+mod forward;
 mod record;
 mod span;
 mod validate;
@@ -30,6 +33,7 @@ mod writer;
 
 pub use columns::{InputColumns, OutputColumns, SourceColumns};
 pub use error::{BatchKind, LayoutError};
+pub use forward::{resolve_forwarded, OutputParts, FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY, FORWARD_VALUE};
 pub use record::{OutputRef, RecordRef, Source, SourceRef};
 pub use span::{bytes, optional, span, Headers};
 pub use validate::{is_valid_topic_name, validate_headers, validate_output, validate_source, validate_topics};

@@ -88,7 +88,7 @@ pub use transform::Transform;
 pub mod __private {
     pub use crate::sink::SinkResource;
     pub use crate::source::SourceResource;
-    pub use crate::transform::{run_batch, TransformResource};
+    pub use crate::transform::{run_batch, run_batch_forwarding, ForwardingTransformResource, TransformResource};
 }
 
 /// Everything a plugin usually needs.
@@ -114,6 +114,9 @@ macro_rules! export_transform {
             struct __TurnpikeTransformPlugin;
             impl $crate::bindings::exports::turnpike::plugin::transform::Guest for __TurnpikeTransformPlugin {
                 type Transformer = $crate::__private::TransformResource<$t>;
+            }
+            impl $crate::bindings::exports::turnpike::plugin::forwarding_transform::Guest for __TurnpikeTransformPlugin {
+                type Transformer = $crate::__private::ForwardingTransformResource<$t>;
             }
             $crate::bindings::export_transform_world!(__TurnpikeTransformPlugin with_types_in $crate::bindings);
         };

@@ -1,14 +1,20 @@
 //! Building a transform's output batch: zero or more records per input.
 
-use turnpike_batch_layout::{OutputMark, OutputRef, OutputWriter};
+use turnpike_batch_layout::{OutputMark, OutputRef, OutputWriter, FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY};
 
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::{Record, RecordError};
 
 /// All outputs of one batch. [`crate::Transform::transform_batch`] gets it whole; per-record
 /// code gets an [`Output`] bound to one input.
+///
+/// Outputs that pass on parts of their input ([`Output::forward`],
+/// [`Output::forward_with_value`]) only name those parts (contract `0.1.4`); the host takes
+/// their bytes from the batch it sent, so they are never copied through the plugin.
 pub struct Outputs {
     writer: OutputWriter,
+    /// One flag word per output: which parts are its input's own.
+    forwarded: Vec<u32>,
     errors: Vec<wit::RecordError>,
 }
 
@@ -67,7 +73,7 @@ impl NewRecord {
 
 impl Outputs {
     pub(crate) fn with_capacity(records: usize, bytes: usize) -> Self {
-        Self { writer: OutputWriter::with_capacity(records, bytes), errors: Vec::new() }
+        Self { writer: OutputWriter::with_capacity(records, bytes), forwarded: Vec::with_capacity(records), errors: Vec::new() }
     }
 
     /// The output handle for the input record at `index`.
@@ -87,27 +93,49 @@ impl Outputs {
 
     pub(crate) fn rollback(&mut self, mark: OutputMark) {
         self.writer.rollback(mark);
+        self.forwarded.truncate(self.writer.len());
     }
 
-    pub(crate) fn finish(self) -> wit::OutputBatch {
-        crate::layout::output_batch(self.writer.finish(), self.errors)
+    /// The outputs with their forwarded parts left out, and the flags that name them.
+    pub(crate) fn finish(self) -> (wit::OutputBatch, Vec<u32>) {
+        (crate::layout::output_batch(self.writer.finish(), self.errors), self.forwarded)
+    }
+
+    fn push<'h>(&mut self, output: OutputRef<'_>, headers: impl IntoIterator<Item = (&'h str, &'h [u8])>, forwarded: u32) {
+        self.writer.push(output, headers);
+        self.forwarded.push(forwarded);
     }
 }
 
 impl Output<'_> {
     /// Sends the input record on unchanged (key, value, headers, timestamp).
+    ///
+    /// When `record` is this handle's input (the record [`crate::Transform::transform`] got
+    /// with it), only its timestamp is written: the host takes the rest from the batch it
+    /// sent. Another record of the batch is copied.
     pub fn forward(&mut self, record: &Record<'_>) {
-        self.forward_parts(record, record.value());
+        if record.index() == self.input {
+            let output = OutputRef { input: self.input, key: None, value: None, timestamp: record.timestamp(), topic: None };
+            self.outputs.push(output, [], FORWARD_ALL);
+        } else {
+            self.copy(record, record.value());
+        }
     }
 
-    /// Sends the input record on with a new value, keeping its key, headers and timestamp.
+    /// Sends the input record on with a new value, keeping its key, headers and timestamp
+    /// (forwarded as in [`Output::forward`]).
     pub fn forward_with_value(&mut self, record: &Record<'_>, value: impl AsRef<[u8]>) {
-        self.forward_parts(record, Some(value.as_ref()));
+        if record.index() == self.input {
+            let output = OutputRef { input: self.input, key: None, value: Some(value.as_ref()), timestamp: record.timestamp(), topic: None };
+            self.outputs.push(output, [], FORWARD_KEY | FORWARD_HEADERS);
+        } else {
+            self.copy(record, Some(value.as_ref()));
+        }
     }
 
-    fn forward_parts(&mut self, record: &Record<'_>, value: Option<&[u8]>) {
+    fn copy(&mut self, record: &Record<'_>, value: Option<&[u8]>) {
         let output = OutputRef { input: self.input, key: record.key(), value, timestamp: record.timestamp(), topic: None };
-        self.outputs.writer.push(output, record.headers());
+        self.outputs.push(output, record.headers(), 0);
     }
 
     /// Sends a record built from scratch.
@@ -119,7 +147,7 @@ impl Output<'_> {
             timestamp: record.timestamp,
             topic: record.topic.as_deref(),
         };
-        self.outputs.writer.push(output, record.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        self.outputs.push(output, record.headers.iter().map(|(k, v)| (k.as_str(), v.as_slice())), 0);
     }
 
     /// The index of the input this output handle belongs to.

@@ -4,6 +4,9 @@ use std::cell::RefCell;
 
 use serde::de::DeserializeOwned;
 
+use turnpike_batch_layout::{resolve_forwarded, InputView, OutputParts};
+
+use crate::bindings::exports::turnpike::plugin::forwarding_transform as forwarding;
 use crate::bindings::exports::turnpike::plugin::transform as export;
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::output::Outputs;
@@ -44,13 +47,29 @@ pub trait Transform: Sized + 'static {
 }
 
 /// Runs one batch through a transform: the whole per-batch path except the component-model
-/// boundary. The exported component and [`crate::testing`] both use it.
-pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
+/// boundary, with forwarded parts named, not copied (`forwarding-transform`).
+pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
+    // Room for every output's own bytes: at most a new value per record, usually less.
     let mut outputs = Outputs::with_capacity(batch.records.len() / crate::layout::INPUT_STRIDE, batch.data.len());
     match transform.transform_batch(Batch { inner: batch }, &mut outputs) {
-        Ok(()) => Ok(outputs.finish()),
+        Ok(()) => {
+            let (outputs, forwarded) = outputs.finish();
+            Ok(forwarding::ForwardingBatch { outputs, forwarded })
+        }
         Err(e) => Err(e.into_wit()),
     }
+}
+
+/// [`run_batch_forwarding`] with the forwarded parts copied in, as the host does: the plain
+/// `transform` export (for hosts older than `0.1.4`) and [`crate::testing`] use it.
+pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
+    let forwarding::ForwardingBatch { mut outputs, forwarded } = run_batch_forwarding(transform, batch)?;
+    let parts = OutputParts { data: &mut outputs.data, records: &mut outputs.records, headers: &mut outputs.headers };
+    resolve_forwarded(parts, &forwarded, InputView::new(batch), usize::MAX).map_err(|e| wit::PluginError {
+        kind: wit::ErrorKind::Fatal,
+        message: format!("the SDK wrote an output batch it cannot resolve: {e}"),
+    })?;
+    Ok(outputs)
 }
 
 /// The component-model resource wrapping a user's transform. Resource methods take `&self`;
@@ -69,5 +88,23 @@ impl<T: Transform> export::GuestTransformer for TransformResource<T> {
 
     fn transform(&self, batch: wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
         run_batch(&mut *self.0.borrow_mut(), &batch)
+    }
+}
+
+/// The same resource for the `forwarding-transform` export, which hosts since `0.1.4` call.
+#[doc(hidden)]
+pub struct ForwardingTransformResource<T>(RefCell<T>);
+
+impl<T: Transform> forwarding::GuestTransformer for ForwardingTransformResource<T> {
+    fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
+        let parsed = parse_config::<T::Config>(&config).and_then(T::create);
+        match parsed {
+            Ok(t) => Ok(forwarding::Transformer::new(ForwardingTransformResource(RefCell::new(t)))),
+            Err(e) => Err(e.into_wit()),
+        }
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
+        run_batch_forwarding(&mut *self.0.borrow_mut(), &batch)
     }
 }
