@@ -97,11 +97,13 @@ impl TransformInstance {
                     return Err(self.sandbox.poison(Fault::InvalidOutput(why)).into());
                 }
                 if forwards {
-                    let max_bytes = self.sandbox.limits.max_output_bytes;
+                    // No more than the plugin could have returned by copying: its output cap,
+                    // and the memory it would have had to hold the copies in.
+                    let max_bytes = self.sandbox.limits.max_output_bytes.min(self.sandbox.limits.memory_bytes);
                     match resolve_forwarded(&mut outputs, &forwarded, batch, max_bytes) {
                         Ok(()) => {}
                         Err(LayoutError::ForwardedTooLarge { .. }) => {
-                            let limit = format!("{} MiB per batch", max_bytes >> 20);
+                            let limit = format!("{} MiB per batch (with the parts it forwards)", max_bytes >> 20);
                             return Err(self.sandbox.poison(Fault::OutputLimit { limit }).into());
                         }
                         Err(why) => return Err(self.sandbox.poison(Fault::InvalidOutput(why.to_string())).into()),

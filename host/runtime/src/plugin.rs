@@ -72,8 +72,12 @@ impl Pre {
     /// Finds the world a component implements by trying each in turn; a transform that
     /// exports `forwarding-transform` is run through that.
     fn of(pre: wasmtime::component::InstancePre<HostState>) -> Result<Self, LoadError> {
-        if let Ok(p) = ForwardingTransformPluginPre::new(pre.clone()) {
-            return Ok(Pre::Transform(TransformPre::Forwarding(p)));
+        match ForwardingTransformPluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Transform(TransformPre::Forwarding(p))),
+            // A component that exports the interface but does not match it is broken: say
+            // why rather than quietly run its plain export.
+            Err(e) if exports_forwarding(&pre) => return Err(LoadError::WrongWorld(format!("forwarding transform: {e:#}"))),
+            Err(_) => {}
         }
         let mut why = Vec::new();
         match TransformPluginPre::new(pre.clone()) {
@@ -112,6 +116,12 @@ impl Pre {
     pub(crate) fn sink(&self) -> Option<&SinkPluginPre<HostState>> {
         if let Pre::Sink(p) = self { Some(p) } else { None }
     }
+}
+
+/// Whether a component exports `turnpike:plugin/forwarding-transform` at any `0.1` version.
+fn exports_forwarding(pre: &wasmtime::component::InstancePre<HostState>) -> bool {
+    let engine = pre.component().engine();
+    pre.component().component_type().exports(engine).any(|(name, _)| name.starts_with("turnpike:plugin/forwarding-transform@0.1."))
 }
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";

@@ -3,7 +3,7 @@
 //! plugin and back. The host resolves them once, against the batch it sent, into an ordinary
 //! output batch; everything after that (chains, sinks, the producer) reads outputs as before.
 
-use crate::span::{bytes, len_u32};
+use crate::span::{bytes, header_entries, len_u32};
 use crate::{InputView, LayoutError, ABSENT, HEADER_STRIDE, INPUT_STRIDE, OUTPUT_STRIDE};
 
 /// The output's key is its input's key.
@@ -31,18 +31,26 @@ pub struct OutputParts<'a> {
 /// forwarded part from `input` into the output batch, so that it reads as if the plugin had
 /// written those bytes itself. On `Err` the batch is left unchanged.
 ///
-/// `max_data` caps the resolved `data`: a plugin that forwards one input many times would
-/// otherwise make the host allocate far more than the plugin could ever have returned itself
-/// ([`LayoutError::ForwardedTooLarge`]).
-pub fn resolve_forwarded(out: OutputParts<'_>, forwarded: &[u32], input: InputView<'_>, max_data: usize) -> Result<(), LayoutError> {
+/// `max_bytes` caps what the resolved batch carries (its `data` and header column, in bytes):
+/// a plugin that forwards one input many times would otherwise make the host allocate far more
+/// than the plugin could ever have returned itself ([`LayoutError::ForwardedTooLarge`]).
+pub fn resolve_forwarded(out: OutputParts<'_>, forwarded: &[u32], input: InputView<'_>, max_bytes: usize) -> Result<(), LayoutError> {
     let rows = out.records.len() / OUTPUT_STRIDE;
     check_forwarded(out.records, forwarded, rows)?;
-    let extra: usize = forwarded.iter().zip(out.records.chunks_exact(OUTPUT_STRIDE)).filter(|(f, _)| **f != 0).map(|(&f, r)| forwarded_bytes(f, input, r[0] as usize)).sum();
-    let bytes = out.data.len().saturating_add(extra);
-    if bytes > max_data {
-        return Err(LayoutError::ForwardedTooLarge { bytes, max: max_data });
+    let mut extra = Growth::default();
+    for (r, &flags) in out.records.chunks_exact(OUTPUT_STRIDE).zip(forwarded) {
+        if flags != 0 {
+            extra = extra.plus(forwarded_growth(flags, input, r[0] as usize));
+        }
     }
-    out.data.reserve(extra);
+    let bytes = out.data.len().saturating_add(extra.data).saturating_add(out.headers.len().saturating_add(extra.header_entries).saturating_mul(4));
+    // Spans are `u32`s: a `data` of 4 GiB or more cannot be addressed.
+    let max_bytes = max_bytes.min(u32::MAX as usize);
+    if bytes > max_bytes {
+        return Err(LayoutError::ForwardedTooLarge { bytes, max: max_bytes });
+    }
+    out.data.reserve(extra.data);
+    out.headers.reserve(extra.header_entries);
     for (r, &flags) in out.records.chunks_exact_mut(OUTPUT_STRIDE).zip(forwarded) {
         if flags == 0 {
             continue;
@@ -57,7 +65,7 @@ pub fn resolve_forwarded(out: OutputParts<'_>, forwarded: &[u32], input: InputVi
         if flags & FORWARD_HEADERS != 0 {
             r[5] = len_u32(out.headers.len() / HEADER_STRIDE);
             r[6] = from[5];
-            for h in header_entries(input, from[4], from[5]).chunks_exact(HEADER_STRIDE) {
+            for h in header_entries(input.headers, from[4], from[5]).chunks_exact(HEADER_STRIDE) {
                 let (ko, kl) = copy_span(out.data, input.data, h[0], h[1]);
                 let (vo, vl) = copy_span(out.data, input.data, h[2], h[3]);
                 out.headers.extend_from_slice(&[ko, kl, vo, vl]);
@@ -87,26 +95,36 @@ fn check_forwarded(records: &[u32], forwarded: &[u32], rows: usize) -> Result<()
     Ok(())
 }
 
-/// Bytes the forwarded parts of one output take, to grow `data` once.
-fn forwarded_bytes(flags: u32, input: InputView<'_>, i: usize) -> usize {
-    let from = &input.records[i * INPUT_STRIDE..][..INPUT_STRIDE];
-    let len = |l: u32| if l == ABSENT { 0 } else { l as usize };
-    let mut n = 0;
-    if flags & FORWARD_KEY != 0 {
-        n += len(from[1]);
-    }
-    if flags & FORWARD_VALUE != 0 {
-        n += len(from[3]);
-    }
-    if flags & FORWARD_HEADERS != 0 {
-        n += header_entries(input, from[4], from[5]).chunks_exact(HEADER_STRIDE).map(|h| len(h[1]) + len(h[3])).sum::<usize>();
-    }
-    n
+/// What resolving adds to a batch: `data` bytes and header column entries (`u32`s).
+#[derive(Debug, Default, Clone, Copy)]
+struct Growth {
+    data: usize,
+    header_entries: usize,
 }
 
-fn header_entries<'a>(input: InputView<'a>, first: u32, count: u32) -> &'a [u32] {
-    let start = first as usize * HEADER_STRIDE;
-    input.headers.get(start..start + count as usize * HEADER_STRIDE).unwrap_or_default()
+impl Growth {
+    fn plus(self, other: Growth) -> Growth {
+        Growth { data: self.data.saturating_add(other.data), header_entries: self.header_entries.saturating_add(other.header_entries) }
+    }
+}
+
+/// What the forwarded parts of one output add, to check the cap and grow the columns once.
+fn forwarded_growth(flags: u32, input: InputView<'_>, i: usize) -> Growth {
+    let from = &input.records[i * INPUT_STRIDE..][..INPUT_STRIDE];
+    let len = |l: u32| if l == ABSENT { 0 } else { l as usize };
+    let mut g = Growth::default();
+    if flags & FORWARD_KEY != 0 {
+        g.data = g.data.saturating_add(len(from[1]));
+    }
+    if flags & FORWARD_VALUE != 0 {
+        g.data = g.data.saturating_add(len(from[3]));
+    }
+    if flags & FORWARD_HEADERS != 0 {
+        let entries = header_entries(input.headers, from[4], from[5]);
+        g.header_entries = entries.len();
+        g.data = entries.chunks_exact(HEADER_STRIDE).fold(g.data, |n, h| n.saturating_add(len(h[1])).saturating_add(len(h[3])));
+    }
+    g
 }
 
 /// Appends the bytes of span `(offset, len)` of `from` to `data`; an absent span stays absent.
@@ -175,11 +193,29 @@ mod tests {
         }
         let mut out = w.finish();
         let parts = OutputParts { data: &mut out.data, records: &mut out.records, headers: &mut out.headers };
-        // Each copy of input 0 is 2 + 10 + 1 + 1 = 14 bytes.
-        let err = resolve_forwarded(parts, &[FORWARD_ALL; 3], InputView::new(&input), 41).unwrap_err();
-        assert_eq!(err, LayoutError::ForwardedTooLarge { bytes: 42, max: 41 });
+        // Each copy of input 0 is 2 + 10 + 1 + 1 = 14 bytes of data and one header entry of 16.
+        let err = resolve_forwarded(parts, &[FORWARD_ALL; 3], InputView::new(&input), 89).unwrap_err();
+        assert_eq!(err, LayoutError::ForwardedTooLarge { bytes: 90, max: 89 });
         let parts = OutputParts { data: &mut out.data, records: &mut out.records, headers: &mut out.headers };
-        resolve_forwarded(parts, &[FORWARD_ALL; 3], InputView::new(&input), 42).expect("exactly at the cap");
+        resolve_forwarded(parts, &[FORWARD_ALL; 3], InputView::new(&input), 90).expect("exactly at the cap");
+    }
+
+    /// Headers cost the host a column entry each even when empty: forwarding a record of many
+    /// empty headers many times must hit the cap too.
+    #[test]
+    fn forwarded_header_entries_count_against_the_cap() {
+        let mut w = InputWriter::new();
+        let empty: Vec<(&str, &[u8])> = vec![("", &b""[..]); 100];
+        w.push(RecordRef { key: None, value: None, timestamp: None, topic: "t", partition: 0, offset: 0 }, empty);
+        let input = w.finish();
+        let mut out = OutputWriter::new();
+        for _ in 0..10 {
+            out.push(OutputRef { input: 0, key: None, value: None, timestamp: None, topic: None }, []);
+        }
+        let mut out = out.finish();
+        let parts = OutputParts { data: &mut out.data, records: &mut out.records, headers: &mut out.headers };
+        let err = resolve_forwarded(parts, &[FORWARD_HEADERS; 10], InputView::new(&input), 15_999).unwrap_err();
+        assert_eq!(err, LayoutError::ForwardedTooLarge { bytes: 16_000, max: 15_999 });
     }
 
     #[test]
@@ -198,6 +234,14 @@ mod tests {
             let mut copy = out.clone();
             assert_eq!(resolve(&mut copy, forwarded, &input).unwrap_err().to_string(), message);
             assert_eq!(copy, out);
+        }
+        // A key or headers both written and forwarded.
+        let mut w = OutputWriter::new();
+        w.push(OutputRef { input: 0, key: Some(b"k"), value: None, timestamp: None, topic: None }, [("h", &b"v"[..])]);
+        let out = w.finish();
+        for flags in [FORWARD_KEY, FORWARD_HEADERS] {
+            let mut copy = out.clone();
+            assert_eq!(resolve(&mut copy, &[flags], &input).unwrap_err().to_string(), "output 0: a part is both forwarded and written");
         }
     }
 }

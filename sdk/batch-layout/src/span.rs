@@ -35,7 +35,7 @@ pub(crate) fn len_u32(n: usize) -> u32 {
 }
 
 /// Header entries `[first, first + count)` of a header column; empty when out of range.
-fn header_entries(headers: &[u32], first: u32, count: u32) -> &[u32] {
+pub(crate) fn header_entries(headers: &[u32], first: u32, count: u32) -> &[u32] {
     let (first, count) = (first as usize, count as usize);
     let start = first.checked_mul(HEADER_STRIDE);
     let end = first.checked_add(count).and_then(|end| end.checked_mul(HEADER_STRIDE));

@@ -108,3 +108,87 @@ impl<T: Transform> forwarding::GuestTransformer for ForwardingTransformResource<
         run_batch_forwarding(&mut *self.0.borrow_mut(), &batch)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use turnpike_batch_layout::{FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY};
+
+    use super::*;
+    use crate::testing::{self, input_batch};
+    use crate::{NewRecord, NoConfig, TestRecord};
+
+    /// Per record, by value: `fwd` forwards, `new` forwards with a new value, `emit` writes a
+    /// record of its own, `first` forwards the batch's first record (another input), `fail`
+    /// forwards and then fails.
+    struct Scripted;
+
+    impl Transform for Scripted {
+        type Config = NoConfig;
+        fn create(_: NoConfig) -> Result<Self, ConfigError> {
+            Ok(Scripted)
+        }
+        fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+            match record.value() {
+                Some(b"fwd") => out.forward(record),
+                Some(b"new") => out.forward_with_value(record, "replaced"),
+                Some(b"emit") => out.emit(NewRecord::new().value("made")),
+                Some(b"fail") => {
+                    out.forward(record);
+                    return Err(RecordError::invalid("no"));
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+        fn transform_batch(&mut self, batch: Batch<'_>, outputs: &mut Outputs) -> Result<(), RecordError> {
+            let first = batch.records().next();
+            for record in batch.records() {
+                let mark = outputs.mark();
+                if record.value() == Some(&b"first"[..]) {
+                    outputs.for_input(record.index()).forward(first.as_ref().expect("a first record"));
+                    continue;
+                }
+                if let Err(e) = self.transform(&record, &mut outputs.for_input(record.index())) {
+                    outputs.rollback(mark);
+                    outputs.fail(record.index(), e);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    fn inputs() -> Vec<TestRecord> {
+        ["fwd", "fail", "new", "emit", "first"].into_iter().map(|v| TestRecord::value(v).with_key(format!("k-{v}")).with_header("h", v)).collect()
+    }
+
+    /// Forwarded parts are named, never copied; another record of the batch is copied; a failed
+    /// record's outputs are rolled back together with their flags.
+    #[test]
+    fn outputs_name_what_they_forward_and_carry_only_their_own_bytes() {
+        let batch = input_batch(inputs());
+        let Ok(out) = run_batch_forwarding(&mut Scripted, &batch) else { panic!("no batch error") };
+        assert_eq!(out.forwarded, [FORWARD_ALL, FORWARD_KEY | FORWARD_HEADERS, 0, 0]);
+        assert_eq!(out.outputs.data, b"replacedmadek-fwdfwdhfwd", "only written bytes, the copied first record's last");
+        assert_eq!(out.outputs.errors.len(), 1);
+        assert_eq!(out.outputs.errors[0].input, 1);
+    }
+
+    /// The same batch through the plain export (and the test harness) reads as if every byte
+    /// had been copied.
+    #[test]
+    fn resolved_outputs_read_as_copies() {
+        let result = testing::run(&mut Scripted, inputs()).expect("no batch error");
+        let read: Vec<_> = result.outputs.iter().map(|o| (o.input, o.key.clone(), o.value.clone(), o.headers.clone())).collect();
+        let h = |v: &str| vec![("h".to_owned(), v.as_bytes().to_vec())];
+        assert_eq!(
+            read,
+            [
+                (0, Some(b"k-fwd".to_vec()), Some(b"fwd".to_vec()), h("fwd")),
+                (2, Some(b"k-new".to_vec()), Some(b"replaced".to_vec()), h("new")),
+                (3, None, Some(b"made".to_vec()), vec![]),
+                (4, Some(b"k-fwd".to_vec()), Some(b"fwd".to_vec()), h("fwd")),
+            ]
+        );
+        assert_eq!(result.errors.len(), 1);
+    }
+}
