@@ -48,6 +48,16 @@ fn detect_kind(project: &Path, mut detector: Command) -> Result<Kind, AuthoringE
     Kind::parse(String::from_utf8_lossy(&out.stdout).trim())
 }
 
+/// The world a Python plugin is built against: a transform forwards (contract 0.1.4: outputs
+/// name the parts they take unchanged from their input).
+fn python_world(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Transform => "forwarding-transform-plugin-http",
+        Kind::Source => "source-plugin-http",
+        Kind::Sink => "sink-plugin-http",
+    }
+}
+
 /// componentize-py against the `*-plugin-http` world of the project's kind (Python's bindings
 /// hold only what the world names), with the host's SDK first on the path.
 fn build_python(project: &Path) -> Result<(String, PathBuf), AuthoringError> {
@@ -58,7 +68,7 @@ fn build_python(project: &Path) -> Result<(String, PathBuf), AuthoringError> {
     let out = project.join(format!("{name}.wasm"));
     let mut cmd = Command::new(toolchain::componentize_py()?);
     cmd.current_dir(project)
-        .args(["-d", ".turnpike/wit", "-w", &format!("{}-plugin-http", kind.as_str()), "componentize", &format!("turnpike_{}", kind.as_str())])
+        .args(["-d", ".turnpike/wit", "-w", python_world(kind), "componentize", &format!("turnpike_{}", kind.as_str())])
         .args(["-p", ".turnpike/python", "-p", ".turnpike/python/component", "-p", ".", "-o"])
         .arg(&out);
     run(&mut cmd, "componentize-py")?;

@@ -6,3 +6,7 @@ from wit_world import exports
 
 class Transform(exports.Transform):
     pass
+
+
+class ForwardingTransform(exports.ForwardingTransform):
+    pass

@@ -16,6 +16,11 @@ INPUT_STRIDE = 8
 OUTPUT_STRIDE = 8
 SOURCE_STRIDE = 9
 HEADER_STRIDE = 4
+# Forwarded parts (contract 0.1.4, ``forwarding-transform``): the output's key, value or
+# headers are its input's own, and the host copies them from the batch it sent.
+FORWARD_KEY = 1
+FORWARD_VALUE = 2
+FORWARD_HEADERS = 4
 
 
 def _reader(data, headers):
@@ -141,16 +146,20 @@ class OutputWriter(_Writer):
     def __init__(self):
         super().__init__()
         self.timestamps = []
+        # One flag word per output (``FORWARD_*``), for the ``forwarding-transform`` export.
+        self.forwarded = []
 
-    def push(self, input_index, record, forwarded=False):
+    def push(self, input_index, record, forwarded=False, parts=0):
         """``forwarded``: an input record sent on with the topic it was read from goes to the
-        connector's output topic (as Rust's ``forward``), not back to its input."""
-        ko, kl = self._append(record.key)
-        vo, vl = self._append(record.value)
-        first, count = self._push_headers(record.headers)
+        connector's output topic (as Rust's ``forward``), not back to its input. ``parts``
+        (``FORWARD_*`` flags): the parts that are the input's own, left out of ``data``."""
+        ko, kl = (0, ABSENT) if parts & FORWARD_KEY else self._append(record.key)
+        vo, vl = (0, ABSENT) if parts & FORWARD_VALUE else self._append(record.value)
+        first, count = (len(self.headers) // HEADER_STRIDE, 0) if parts & FORWARD_HEADERS else self._push_headers(record.headers)
         topic = ABSENT if record.topic is None or forwarded else self._topic(record.topic)
         self.records.extend((input_index, ko, kl, vo, vl, first, count, topic))
         self.timestamps.append(NO_TIMESTAMP if record.timestamp is None else record.timestamp)
+        self.forwarded.append(parts)
 
     def columns(self):
         return bytes(self.data), self.topics, self.records, self.timestamps, self.headers
