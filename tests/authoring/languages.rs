@@ -26,46 +26,52 @@ fn numbers(records: &[(String, String)]) -> BTreeSet<u64> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_and_javascript_sources_resume_after_kill_9_with_nothing_missing() -> Result<()> {
-    const LIMIT: u64 = 2_000;
+    // Far more than a source produces before the kill, however fast it runs: killed mid-stream.
+    const LIMIT: u64 = 1_000_000;
     let positions_topic = unique("positions");
     let out: Vec<String> = LANGS.iter().map(|l| unique(&format!("seq-{l}"))).collect();
+    let names = LANGS.map(|l| format!("seq-{l}"));
     let mut connectors = String::new();
-    for (lang, topic) in LANGS.iter().zip(&out) {
+    for ((lang, topic), name) in LANGS.iter().zip(&out).zip(&names) {
+        create_topic(topic, 1).await?;
         connectors.push_str(&format!(
-            "- name: seq-{lang}\n  output_topic: {topic}\n  source:\n    plugin: {lang}-sequence-source\n    poll_interval_ms: 100\n    config: {{ name: {lang}, per_poll: 20, limit: {LIMIT} }}\n"
+            "- name: {name}\n  output_topic: {topic}\n  source:\n    plugin: {lang}-sequence-source\n    poll_interval_ms: 100\n    config: {{ name: {lang}, per_poll: 20, limit: {LIMIT} }}\n"
         ));
     }
     let sections = format!("source_positions_topic: {positions_topic}\n{}", plugin_section(&LANGS.map(|l| format!("{l}-sequence-source")))?);
     let config = host_config_with(free_port(), &sections, &connectors);
     let dir = std::env::temp_dir().join(unique("turnpike-lang-sources"));
     let mut first = HostProcess::start(&dir.join("first"), &config)?;
-    for lang in LANGS {
-        first.wait_state(&format!("seq-{lang}"), "RUNNING", Duration::from_secs(180))?;
+    for name in &names {
+        first.wait_state(name, "RUNNING", Duration::from_secs(180))?;
     }
-    // 200 records/s each: past a few position saves (every second), well before the limit.
-    let mut before = Vec::new();
-    for topic in &out {
-        before.push(consume_until(topic, Duration::from_secs(60), |got| got.len() >= 600).await?);
-    }
+    // Killed only once each source has a position saved (saves come every second).
+    let saved = saved_positions(&positions_topic, &names.each_ref().map(String::as_str), Duration::from_secs(60)).await.with_context(|| first.log_text())?;
     first.kill_hard()?;
-    for (lang, before) in LANGS.iter().zip(&before) {
-        assert!((before.len() as u64) < LIMIT, "{lang}: killed mid-stream, so the second host has records left to produce");
-    }
+    let produced: Vec<i64> = out.iter().map(|t| end_offset(t)).collect::<Result<_>>()?;
+
     // A new host with a new state directory: positions live in Kafka.
     let mut second = HostProcess::start(&dir.join("second"), &config)?;
-    for ((lang, topic), before) in LANGS.iter().zip(&out).zip(&before) {
-        second.wait_state(&format!("seq-{lang}"), "RUNNING", Duration::from_secs(180))?;
-        let all = consume_until(topic, Duration::from_secs(120), distinct_keys_reach(LIMIT as usize)).await?;
-        let (distinct, duplicates) = distinct_and_duplicates(&all);
-        println!("{lang} source kill -9: {LIMIT} records, {} read before the kill, {duplicates} duplicates after resuming", before.len());
-        assert_eq!(distinct as u64, LIMIT, "{lang}: every record; log:\n{}", second.log_text());
-        assert_eq!(numbers(&all), (0..LIMIT).collect(), "{lang}: 0..{LIMIT}, no gap");
-        let positions = |log: String| log.lines().filter(|l| l.contains("position") || l.contains("source connector running")).collect::<Vec<_>>().join("\n");
+    for (((lang, topic), name), produced) in LANGS.iter().zip(&out).zip(&names).zip(produced) {
+        second.wait_state(name, "RUNNING", Duration::from_secs(180))?;
+        let saved_at: u64 = saved[name].parse().with_context(|| format!("{lang}: saved position {:?}", saved[name]))?;
+        // What the first host produced and 200 more, so the second host's records are read.
+        let wanted = usize::try_from(produced)? + 200;
+        let all = consume_until(topic, Duration::from_secs(120), |got| got.len() >= wanted).await?;
+        assert!(all.len() >= wanted, "{lang}: the second host produced too little ({} of {wanted} records); log:\n{}", all.len(), second.log_text());
+        let keys: Vec<u64> = all.iter().map(|(k, _)| k.parse()).collect::<Result<_, _>>()?;
+        let top = keys.iter().copied().max().unwrap_or(0);
+        assert_eq!(numbers(&all), (0..=top).collect(), "{lang}: 0..={top}, no gap");
+        // The first host counted up without a break; the second carries on from where it
+        // resumed, which is at most where the first stopped.
+        let restart = keys.windows(2).position(|w| w[1] != w[0] + 1).map(|i| i + 1);
+        let resumed_at = restart.map_or(produced as u64, |i| keys[i]);
+        let duplicates = restart.map_or(0, |i| i as u64 - resumed_at);
+        println!("{lang} source kill -9: {produced} records before the kill, position {saved_at} saved by then, resumed at {resumed_at}, {duplicates} duplicates");
         assert!(
-            duplicates < before.len(),
-            "{lang}: resumed from a stored position, not from the start ({duplicates} duplicates); first host:\n{}\nsecond host:\n{}",
-            positions(first.log_text()),
-            positions(second.log_text())
+            resumed_at > saved_at,
+            "{lang}: resumed after the position saved before the kill ({saved_at}), not from the start (at {resumed_at}); second host:\n{}",
+            second.log_text()
         );
         assert!(all.iter().all(|(k, v)| *v == format!(r#"{{"n":{k},"source":"{lang}"}}"#)), "{lang}: {:?}", &all[..2]);
     }

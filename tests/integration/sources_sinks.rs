@@ -25,8 +25,10 @@ async fn a_killed_source_resumes_from_its_last_stored_position_without_a_gap() -
     let config = host_config_with(free_port(), &positions(&positions_topic), &connector);
     let mut first = HostProcess::start(&dir.join("first"), &config)?;
     first.wait_state("gen", "RUNNING", Duration::from_secs(120))?;
-    // Let it run past a few position saves (every second), then kill it mid-stream.
+    // Let it run past a few position saves (every second), then kill it mid-stream, but not
+    // before a position is saved, however the timing falls.
     let before_kill = consume_until(&out, Duration::from_secs(60), |got| got.len() >= 6_000).await?;
+    saved_positions(&positions_topic, &["gen"], Duration::from_secs(60)).await?;
     first.kill_hard()?;
     assert!(before_kill.len() < TOTAL, "killed mid-stream");
 

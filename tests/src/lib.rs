@@ -21,12 +21,14 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 pub mod browser;
 mod http_server;
 mod poison;
+mod positions;
 mod relay;
 pub mod s3;
 pub mod sql;
 pub mod sql_pipeline;
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
+pub use positions::{end_offset, saved_positions};
 pub use relay::Relay;
 
 /// A record read back from Kafka with its headers (as text).

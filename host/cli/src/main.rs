@@ -110,7 +110,10 @@ fn exit(result: anyhow::Result<()>) -> std::process::ExitCode {
     }
 }
 
+/// Logs to stderr; colours only on a terminal, so a log redirected to a file or a collector
+/// is plain text that `grep resumed=true` finds.
 fn init_tracing(default: &str) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("TURNPIKE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init();
 }
