@@ -3,7 +3,8 @@
 //! plugin and back. The host resolves them once, against the batch it sent, into an ordinary
 //! output batch; everything after that (chains, sinks, the producer) reads outputs as before.
 
-use crate::span::{bytes, header_entries, len_u32};
+use crate::span::{header_entries, len_u32, optional};
+use crate::writer::append_opt;
 use crate::{InputView, LayoutError, ABSENT, HEADER_STRIDE, INPUT_STRIDE, OUTPUT_STRIDE};
 
 /// The output's key is its input's key.
@@ -129,13 +130,7 @@ fn forwarded_growth(flags: u32, input: InputView<'_>, i: usize) -> Growth {
 
 /// Appends the bytes of span `(offset, len)` of `from` to `data`; an absent span stays absent.
 fn copy_span(data: &mut Vec<u8>, from: &[u8], offset: u32, len: u32) -> (u32, u32) {
-    if len == ABSENT {
-        return (0, ABSENT);
-    }
-    let start = len_u32(data.len());
-    let piece = bytes(from, offset, len);
-    data.extend_from_slice(piece);
-    (start, len_u32(piece.len()))
+    append_opt(data, optional(from, offset, len))
 }
 
 #[cfg(test)]
@@ -155,7 +150,10 @@ mod tests {
         resolve_forwarded(parts, forwarded, InputView::new(input), 1 << 20)
     }
 
-    fn read(out: &crate::OutputColumns) -> Vec<(u32, Option<&[u8]>, Option<&[u8]>, Vec<(&str, &[u8])>)> {
+    /// An output as `(input, key, value, headers)`.
+    type Read<'a> = (u32, Option<&'a [u8]>, Option<&'a [u8]>, Vec<(&'a str, &'a [u8])>);
+
+    fn read(out: &crate::OutputColumns) -> Vec<Read<'_>> {
         let view = OutputView::new(out);
         validate_output(view, 2, std::iter::empty::<u32>()).expect("a resolved batch keeps to the contract");
         view.iter().map(|p| (p.input, p.key, p.value, view.headers(&p).collect())).collect()

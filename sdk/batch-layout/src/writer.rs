@@ -16,7 +16,7 @@ fn append(data: &mut Vec<u8>, bytes: &[u8]) -> (u32, u32) {
 }
 
 /// Appends bytes that may be null; a null is the span `(0, ABSENT)`.
-fn append_opt(data: &mut Vec<u8>, bytes: Option<&[u8]>) -> (u32, u32) {
+pub(crate) fn append_opt(data: &mut Vec<u8>, bytes: Option<&[u8]>) -> (u32, u32) {
     bytes.map_or((0, ABSENT), |b| append(data, b))
 }
 
