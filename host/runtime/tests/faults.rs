@@ -137,3 +137,38 @@ async fn a_leaking_instance_asks_to_be_replaced_before_it_runs_out() {
     }
     assert!(batches >= 8, "not replaced while memory was still low ({batches} MiB kept)");
 }
+
+/// A forwarding batch no SDK writes is a plugin bug the host names and refuses (the instance
+/// is replaced), never a panic or a record made up from the wrong parts.
+#[tokio::test]
+async fn forwarded_flags_no_sdk_writes_are_refused_as_invalid_output() {
+    let cases = [
+        ("unknown_flag", "output 0: unknown forwarded flags 0xf"),
+        ("missing_flag", "1 forwarded flags for 2 outputs"),
+        ("forwarded_and_written", "output 0: a part is both forwarded and written"),
+    ];
+    for (fault, why) in cases {
+        let found = fault_of(&format!(r#"{{"fault":"{fault}"}}"#), InstanceLimits::default()).await;
+        assert_eq!(found, Fault::InvalidOutput(why.into()), "{fault}");
+    }
+}
+
+/// One input forwarded many times counts as its copies would: over `max_output_bytes` it is
+/// the output limit, as copying would have been, and under it every copy is the whole input.
+#[tokio::test]
+async fn one_input_forwarded_many_times_is_capped_like_its_copies() {
+    let value = "v".repeat(64 << 10);
+    let limits = InstanceLimits { max_output_bytes: 1 << 20, ..InstanceLimits::default() };
+    let mut t = TransformInstance::create(&fixtures().1, r#"{"fault":"forward_copies","copies":10}"#, labels(), limits.clone()).await.expect("create");
+    let out = t.transform(&batch(&[&value, "second"])).await.expect("640 KiB fits in 1 MiB");
+    let view = OutputView::new(&out);
+    assert_eq!(view.len(), 10);
+    assert!((0..10).all(|i| view.get(i).value == Some(value.as_bytes())), "every copy is the first input's value");
+
+    let mut t = TransformInstance::create(&fixtures().1, r#"{"fault":"forward_copies","copies":100}"#, labels(), limits).await.expect("create");
+    match t.transform(&batch(&[&value, "second"])).await {
+        Err(CallError::Fault(f)) => assert_eq!(f, Fault::OutputLimit { limit: "1 MiB per batch (with the parts it forwards)".into() }),
+        other => panic!("expected the output limit, got {:?}", other.map(|o| o.records.len())),
+    }
+    assert!(t.is_poisoned());
+}

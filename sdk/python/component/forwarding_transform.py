@@ -4,11 +4,8 @@ the parts an output takes unchanged from its input named instead of copied. Host
 call this one; older hosts call ``transform.py``."""
 
 import turnpike_glue as glue
-from turnpike._layout import decode
 from turnpike._plugin import TRANSFORM
-from turnpike._transform import run_batch
 from wit_world.exports import forwarding_transform as wit
-from wit_world.imports import turnpike_plugin_types as types
 
 PLUGIN = glue.plugin_class(TRANSFORM)
 
@@ -22,7 +19,4 @@ class Transformer(wit.Transformer):
         return cls(glue.create(PLUGIN, TRANSFORM, config))
 
     def transform(self, batch):
-        records = decode(batch.data, batch.topics, batch.records, batch.positions, batch.headers)
-        writer, errors = glue.call(run_batch, self.inner, records, True)
-        outputs = types.OutputBatch(*writer.columns(), glue.record_errors(errors))
-        return wit.ForwardingBatch(outputs, writer.forwarded)
+        return wit.ForwardingBatch(*glue.transform_batch(self.inner, batch, forwarding=True))

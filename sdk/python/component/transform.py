@@ -2,11 +2,8 @@
 the exported interface): the author's Transform, batch by batch."""
 
 import turnpike_glue as glue
-from turnpike._layout import decode
 from turnpike._plugin import TRANSFORM
-from turnpike._transform import run_batch
 from wit_world.exports import transform as wit
-from wit_world.imports import turnpike_plugin_types as types
 
 PLUGIN = glue.plugin_class(TRANSFORM)
 
@@ -20,6 +17,5 @@ class Transformer(wit.Transformer):
         return cls(glue.create(PLUGIN, TRANSFORM, config))
 
     def transform(self, batch):
-        records = decode(batch.data, batch.topics, batch.records, batch.positions, batch.headers)
-        writer, errors = glue.call(run_batch, self.inner, records)
-        return types.OutputBatch(*writer.columns(), glue.record_errors(errors))
+        outputs, _ = glue.transform_batch(self.inner, batch, forwarding=False)
+        return outputs

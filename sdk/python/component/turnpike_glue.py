@@ -17,7 +17,9 @@ import turnpike_wasi_http
 from componentize_py_types import Err
 from turnpike import ConfigError, RecordError, exported
 from turnpike._errors import FATAL, INVALID_RECORD, RETRIABLE
+from turnpike._layout import decode
 from turnpike._plugin import instantiate, kind_of
+from turnpike._transform import run_batch
 from wit_world.imports import turnpike_plugin_types as types
 
 _KINDS = {INVALID_RECORD: types.ErrorKind.INVALID_RECORD, RETRIABLE: types.ErrorKind.RETRIABLE, FATAL: types.ErrorKind.FATAL}
@@ -64,3 +66,12 @@ def call(fn, *args):
         return fn(*args)
     except RecordError as e:
         raise Err(plugin_error(e)) from None
+
+
+def transform_batch(inner, batch, forwarding):
+    """One input batch through the author's transform, for either transform export: the
+    contract's ``output-batch`` and the flags of the parts each output forwards (all ``0``
+    unless ``forwarding``, when they are named instead of copied)."""
+    records = decode(batch.data, batch.topics, batch.records, batch.positions, batch.headers)
+    writer, errors = call(run_batch, inner, records, forwarding)
+    return types.OutputBatch(*writer.columns(), record_errors(errors)), writer.forwarded

@@ -77,13 +77,14 @@ pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Re
 #[doc(hidden)]
 pub struct TransformResource<T>(RefCell<T>);
 
+/// The user's transform made from the connector's config, for either export.
+fn create_transform<T: Transform>(config: &str) -> Result<RefCell<T>, wit::ConfigError> {
+    parse_config::<T::Config>(config).and_then(T::create).map(RefCell::new).map_err(ConfigError::into_wit)
+}
+
 impl<T: Transform> export::GuestTransformer for TransformResource<T> {
     fn create(config: String) -> Result<export::Transformer, wit::ConfigError> {
-        let parsed = parse_config::<T::Config>(&config).and_then(T::create);
-        match parsed {
-            Ok(t) => Ok(export::Transformer::new(TransformResource(RefCell::new(t)))),
-            Err(e) => Err(e.into_wit()),
-        }
+        Ok(export::Transformer::new(TransformResource(create_transform::<T>(&config)?)))
     }
 
     fn transform(&self, batch: wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
@@ -97,11 +98,7 @@ pub struct ForwardingTransformResource<T>(RefCell<T>);
 
 impl<T: Transform> forwarding::GuestTransformer for ForwardingTransformResource<T> {
     fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
-        let parsed = parse_config::<T::Config>(&config).and_then(T::create);
-        match parsed {
-            Ok(t) => Ok(forwarding::Transformer::new(ForwardingTransformResource(RefCell::new(t)))),
-            Err(e) => Err(e.into_wit()),
-        }
+        Ok(forwarding::Transformer::new(ForwardingTransformResource(create_transform::<T>(&config)?)))
     }
 
     fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {

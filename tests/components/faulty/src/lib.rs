@@ -1,7 +1,14 @@
 //! A transform that misbehaves on purpose, for the host's fault tests. It forwards records
 //! unchanged, except records whose value contains `marker` (every record when no marker is
-//! set), on which it commits its `fault`.
+//! set), on which it commits its `fault`. The faults of the forwarding export (bad flags,
+//! a part both forwarded and written, one input forwarded `copies` times) corrupt the batch
+//! the SDK built, whatever the marker: no SDK writes them, so only a fixture can.
 
+use std::cell::RefCell;
+
+use turnpike_sdk::__private::TransformResource;
+use turnpike_sdk::bindings::exports::turnpike::plugin::{forwarding_transform as forwarding, transform as plain};
+use turnpike_sdk::bindings::turnpike::plugin::types as wit;
 use turnpike_sdk::prelude::*;
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +26,14 @@ enum Fault {
     SlowCreate,
     /// Keep 1 MiB per record for good (a leak), then forward it.
     Leak,
+    /// Forwarding: a flag bit the contract does not define (8).
+    UnknownFlag,
+    /// Forwarding: one flag word fewer than there are outputs.
+    MissingFlag,
+    /// Forwarding: the first output's key both forwarded and written.
+    ForwardedAndWritten,
+    /// Forwarding: the first input forwarded whole `copies` times, and nothing else.
+    ForwardCopies,
 }
 
 #[derive(Deserialize)]
@@ -29,6 +44,8 @@ struct Config {
     marker: Option<String>,
     #[serde(default = "one_gib_in_mib")]
     output_mib: usize,
+    #[serde(default)]
+    copies: u32,
 }
 
 fn one_gib_in_mib() -> usize {
@@ -39,6 +56,7 @@ struct Faulty {
     fault: Fault,
     marker: Option<Vec<u8>>,
     output_mib: usize,
+    copies: u32,
 }
 
 impl Transform for Faulty {
@@ -48,7 +66,7 @@ impl Transform for Faulty {
         if config.fault == Fault::SlowCreate {
             spin();
         }
-        Ok(Faulty { fault: config.fault, marker: config.marker.map(String::into_bytes), output_mib: config.output_mib })
+        Ok(Faulty { fault: config.fault, marker: config.marker.map(String::into_bytes), output_mib: config.output_mib, copies: config.copies })
     }
 
     fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
@@ -75,6 +93,7 @@ impl Transform for Faulty {
                 std::hint::black_box(Box::leak(vec![1u8; 1 << 20].into_boxed_slice()));
                 out.forward(record);
             }
+            Fault::UnknownFlag | Fault::MissingFlag | Fault::ForwardedAndWritten | Fault::ForwardCopies => out.forward(record),
             Fault::HugeOutput => {
                 let chunk = vec![7u8; 1 << 20];
                 for _ in 0..self.output_mib {
@@ -93,4 +112,58 @@ fn spin() -> ! {
     }
 }
 
-export_transform!(Faulty);
+/// The forwarding export: the SDK's batch, then the configured corruption.
+struct CorruptForwarding(RefCell<Faulty>);
+
+impl forwarding::GuestTransformer for CorruptForwarding {
+    fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
+        let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: None, message: e.to_string() })?;
+        Ok(forwarding::Transformer::new(CorruptForwarding(RefCell::new(faulty))))
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
+        let mut faulty = self.0.borrow_mut();
+        let mut out = turnpike_sdk::__private::run_batch_forwarding(&mut *faulty, &batch)?;
+        corrupt(faulty.fault, faulty.copies, &mut out);
+        Ok(out)
+    }
+}
+
+/// Breaks a forwarding batch the way `fault` says (other faults leave it as it is).
+fn corrupt(fault: Fault, copies: u32, out: &mut forwarding::ForwardingBatch) {
+    const OUTPUT_STRIDE: usize = 8;
+    let batch = &mut out.outputs;
+    match fault {
+        Fault::UnknownFlag => out.forwarded[0] |= 8,
+        Fault::MissingFlag => {
+            out.forwarded.pop();
+        }
+        Fault::ForwardedAndWritten => {
+            // The key span of output 0 points at a byte of its own while its flag still
+            // names the input's key.
+            batch.data.push(b'x');
+            batch.records[1] = (batch.data.len() - 1) as u32;
+            batch.records[2] = 1;
+        }
+        Fault::ForwardCopies => {
+            let first = batch.records[..OUTPUT_STRIDE].to_vec();
+            let (timestamp, flags) = (batch.timestamps[0], out.forwarded[0]);
+            batch.records = first.repeat(copies as usize);
+            batch.timestamps = vec![timestamp; copies as usize];
+            out.forwarded = vec![flags; copies as usize];
+        }
+        _ => {}
+    }
+}
+
+struct FaultyPlugin;
+
+impl plain::Guest for FaultyPlugin {
+    type Transformer = TransformResource<Faulty>;
+}
+
+impl forwarding::Guest for FaultyPlugin {
+    type Transformer = CorruptForwarding;
+}
+
+turnpike_sdk::bindings::export_transform_world!(FaultyPlugin with_types_in turnpike_sdk::bindings);
