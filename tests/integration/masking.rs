@@ -67,7 +67,12 @@ async fn pii_mask_masks_10000_records_and_leaves_other_fields_byte_identical() -
             }
         }
     }
-    let status = host.get("/v1/connectors/mask")?.1;
+    // An output is counted once its acknowledgement is handled, which can come just after
+    // it is readable.
+    let status = wait_until("every output counted", Duration::from_secs(30), || {
+        let status = host.get("/v1/connectors/mask")?.1;
+        Ok((status["records_out"] == RECORDS).then_some(status))
+    })?;
     assert_eq!(status["records_in"], RECORDS);
     assert_eq!(status["records_out"], RECORDS);
     assert_eq!(status["records_failed"], 0);

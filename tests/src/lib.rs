@@ -28,7 +28,7 @@ pub mod sql;
 pub mod sql_pipeline;
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
-pub use positions::{end_offset, saved_positions};
+pub use positions::{all_saved_positions, end_offset, saved_positions};
 pub use relay::Relay;
 
 /// A record read back from Kafka with its headers (as text).

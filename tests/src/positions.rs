@@ -27,6 +27,17 @@ pub async fn saved_positions(positions_topic: &str, connectors: &[&str], timeout
     Ok(last)
 }
 
+/// Every connector's last saved position in `positions_topic` (one partition), read to its
+/// end as it is now: what a host starting now would resume from.
+pub async fn all_saved_positions(positions_topic: &str, timeout: Duration) -> Result<HashMap<String, String>> {
+    let end = usize::try_from(end_offset(positions_topic)?)?;
+    let saves = consume_until(positions_topic, timeout, |got| got.len() >= end).await?;
+    if saves.len() < end {
+        bail!("read {} of the {end} saves in {positions_topic} within {timeout:?}", saves.len());
+    }
+    Ok(saves.into_iter().collect())
+}
+
 /// The end offset of partition 0 of `topic`: how many records it has had.
 pub fn end_offset(topic: &str) -> Result<i64> {
     let consumer: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap()).set("group.id", unique("watermarks")).create()?;

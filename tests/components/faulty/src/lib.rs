@@ -66,6 +66,9 @@ impl Transform for Faulty {
         if config.fault == Fault::SlowCreate {
             spin();
         }
+        if config.fault == Fault::ForwardCopies && config.copies == 0 {
+            return Err(ConfigError::at("copies", "forward_copies needs copies: 1 or more"));
+        }
         Ok(Faulty { fault: config.fault, marker: config.marker.map(String::into_bytes), output_mib: config.output_mib, copies: config.copies })
     }
 
@@ -117,7 +120,7 @@ struct CorruptForwarding(RefCell<Faulty>);
 
 impl forwarding::GuestTransformer for CorruptForwarding {
     fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
-        let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: None, message: e.to_string() })?;
+        let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
         Ok(forwarding::Transformer::new(CorruptForwarding(RefCell::new(faulty))))
     }
 
@@ -129,9 +132,14 @@ impl forwarding::GuestTransformer for CorruptForwarding {
     }
 }
 
-/// Breaks a forwarding batch the way `fault` says (other faults leave it as it is).
+/// Breaks a forwarding batch the way `fault` says (other faults, and a batch without
+/// outputs, are left as they are).
 fn corrupt(fault: Fault, copies: u32, out: &mut forwarding::ForwardingBatch) {
+    /// `u32`s per output row (`wit/types.wit`, `output-batch.records`).
     const OUTPUT_STRIDE: usize = 8;
+    if out.forwarded.is_empty() {
+        return;
+    }
     let batch = &mut out.outputs;
     match fault {
         Fault::UnknownFlag => out.forwarded[0] |= 8,
