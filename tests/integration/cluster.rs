@@ -15,25 +15,59 @@ use turnpike_tests::{
 /// How often hosts report in these tests: a dead host shows as not alive after three.
 const STATUS_INTERVAL_MS: u64 = 500;
 
+/// The consumer group protocol of a test's hosts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Protocol {
+    /// Classic with the cooperative assignor: `kafka:` sets `session.timeout.ms` (6 s), which
+    /// only the classic protocol has, so the host keeps to it.
+    Classic,
+    /// KIP-848, which the host chooses when `kafka:` sets nothing classic and the broker serves
+    /// it; the 6 s session is then the broker's (`tests/kafka/kafka.sh`).
+    Kip848,
+}
+
+impl Protocol {
+    /// What `GET /v1/cluster` says the host chose.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Protocol::Classic => "classic",
+            Protocol::Kip848 => "consumer",
+        }
+    }
+
+    /// The `kafka:` lines that make the choice.
+    fn kafka_lines(self) -> &'static str {
+        match self {
+            Protocol::Classic => "  session.timeout.ms: 6000\n",
+            Protocol::Kip848 => "",
+        }
+    }
+}
+
 /// A cluster host's config: the shared topics of one test, its own id and port.
-pub(crate) fn cluster_host(id: &str, topics: &str) -> String {
+pub(crate) fn cluster_host(id: &str, topics: &str, protocol: Protocol) -> String {
     format!(
-        "kafka:\n  bootstrap.servers: {}\n  session.timeout.ms: 6000\nadmin:\n  listen: 127.0.0.1:{}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
+        "kafka:\n  bootstrap.servers: {}\n{}admin:\n  listen: 127.0.0.1:{}\ncluster:\n  host_id: {id}\n  config_topic: {topics}-config\n  status_topic: {topics}-status\n  status_interval_ms: {STATUS_INTERVAL_MS}\n",
         bootstrap(),
+        protocol.kafka_lines(),
         free_port(),
     )
 }
 
+/// Starts a cluster host and checks it chose `protocol` for its connectors' consumers.
+pub(crate) fn start_host(dir: &Path, id: &str, topics: &str, protocol: Protocol) -> anyhow::Result<HostProcess> {
+    let host = HostProcess::start(&dir.join(id), &cluster_host(id, topics, protocol))?;
+    wait_healthy(&host)?;
+    let (_, cluster) = host.get("/v1/cluster")?;
+    let chosen = &cluster["group_protocol"];
+    anyhow::ensure!(chosen["protocol"] == protocol.name(), "{id}: expected the {} group protocol, the host chose {chosen}", protocol.name());
+    Ok(host)
+}
+
 /// Starts the hosts one after the other's API answers: the first compiles the built-in
 /// plugins into the shared cache, the others read it.
-pub(crate) fn start_hosts(dir: &Path, topics: &str, ids: &[&str]) -> anyhow::Result<Vec<HostProcess>> {
-    let mut hosts = Vec::new();
-    for id in ids {
-        let host = HostProcess::start(&dir.join(id), &cluster_host(id, topics))?;
-        wait_healthy(&host)?;
-        hosts.push(host);
-    }
-    Ok(hosts)
+pub(crate) fn start_hosts(dir: &Path, topics: &str, ids: &[&str], protocol: Protocol) -> anyhow::Result<Vec<HostProcess>> {
+    ids.iter().map(|id| start_host(dir, id, topics, protocol)).collect()
 }
 
 pub(crate) fn identity(name: &str, input: &str, output: &str) -> Value {
@@ -74,7 +108,8 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
     let topics = unique("cluster");
     let dir = std::env::temp_dir().join(&topics);
     let ids = ["host-1", "host-2", "host-3"];
-    let hosts = start_hosts(&dir, &topics, &ids)?;
+    // KIP-848: what hosts on Kafka 4.x choose unless told otherwise.
+    let hosts = start_hosts(&dir, &topics, &ids, Protocol::Kip848)?;
     let (input, first_out, second_out) = (unique("cluster-in"), unique("cluster-out"), unique("cluster-out2"));
     create_topic(&input, 6).await?;
     let records: Vec<(String, String)> = (0..300).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
@@ -140,8 +175,7 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
     }
     // A fourth host joins: it reads the whole log (five versions, a plugin in two chunks) and
     // starts the connector once, in its last state: paused, so it never read a record.
-    let late = HostProcess::start(&dir.join("host-4"), &cluster_host("host-4", &topics))?;
-    wait_healthy(&late)?;
+    let late = start_host(&dir, "host-4", &topics, Protocol::Kip848)?;
     let joined = wait_until("the paused connector on the late host", Duration::from_secs(30), || {
         let (_, joined) = late.get("/v1/connectors/shared")?;
         anyhow::ensure!(joined["state"] != "RUNNING" && joined["records_in"] == 0, "the late host ran the paused connector: {joined}");
@@ -169,16 +203,27 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> anyhow::Result<()> {
+async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost_classic() -> anyhow::Result<()> {
+    killed_host(Protocol::Classic).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost_kip_848() -> anyhow::Result<()> {
+    killed_host(Protocol::Kip848).await
+}
+
+async fn killed_host(protocol: Protocol) -> anyhow::Result<()> {
     let topics = unique("cluster-kill");
     let dir = std::env::temp_dir().join(&topics);
     let ids = ["kill-1", "kill-2", "kill-3"];
-    let mut hosts = start_hosts(&dir, &topics, &ids)?;
+    // One consumer group per variant: both run at once on the same broker.
+    let name = format!("moving-{}", protocol.name());
+    let mut hosts = start_hosts(&dir, &topics, &ids, protocol)?;
     let (input, output) = (unique("kill-in"), unique("kill-out"));
     create_topic(&input, 6).await?;
-    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/moving", &identity("moving", &input, &output))?;
+    let (status, body) = http_json(&hosts[0].admin, "PUT", &format!("/v1/connectors/{name}"), &identity(&name, &input, &output))?;
     assert_eq!(status, 201, "{body}");
-    wait_spread(&hosts[0], "moving", &ids, 1, 6)?;
+    wait_spread(&hosts[0], &name, &ids, 1, 6)?;
 
     // 1,000 records/s for 12 s, keys k0..k11999; host 2 is killed 4 s in.
     const TOTAL: usize = 12_000;
@@ -201,10 +246,10 @@ async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> a
     let killed = Instant::now();
     let survivors = ["kill-1", "kill-3"];
     // The survivors take over its partitions once the broker drops it from the group (after
-    // its session timeout, 6 s here).
-    let spread = wait_spread(&hosts[0], "moving", &survivors, 1, 6)?;
+    // its session timeout, 6 s here with either protocol).
+    let spread = wait_spread(&hosts[0], &name, &survivors, 1, 6)?;
     let moved_after = killed.elapsed();
-    println!("cluster: the killed host's partitions moved within {:.1} s (session.timeout.ms 6000): {:?}", moved_after.as_secs_f64(), spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
+    println!("cluster ({protocol:?}): the killed host's partitions moved within {:.1} s (a 6 s session): {:?}", moved_after.as_secs_f64(), spread.iter().map(|r| (r.0.clone(), r.3.clone())).collect::<Vec<_>>());
     assert!(moved_after < Duration::from_secs(6 + 20), "moved after {moved_after:?}");
     let (_, cluster) = hosts[2].get("/v1/cluster")?;
     let dead: Vec<&str> = cluster["hosts"].as_array().into_iter().flatten().filter(|h| h["alive"] == false).filter_map(|h| h["host"].as_str()).collect();
@@ -214,7 +259,7 @@ async fn a_killed_hosts_partitions_move_to_the_others_and_nothing_is_lost() -> a
     let (distinct, duplicates) = distinct_and_duplicates(&out);
     let keys: HashSet<&str> = out.iter().map(|(k, _)| k.as_str()).collect();
     let missing: Vec<usize> = (0..TOTAL).filter(|i| !keys.contains(format!("k{i}").as_str())).take(10).collect();
-    println!("cluster: after the kill, {distinct} of {TOTAL} records out, {duplicates} duplicates");
+    println!("cluster ({protocol:?}): after the kill, {distinct} of {TOTAL} records out, {duplicates} duplicates");
     assert!(missing.is_empty(), "records missing after the kill, e.g. {missing:?}");
     drop(hosts.remove(1));
     for mut host in hosts {
@@ -232,16 +277,27 @@ fn committed(host: &HostProcess, connector: &str) -> Vec<Option<i64>> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_lost() -> anyhow::Result<()> {
+async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_lost_classic() -> anyhow::Result<()> {
+    frozen_host(Protocol::Classic).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_lost_kip_848() -> anyhow::Result<()> {
+    frozen_host(Protocol::Kip848).await
+}
+
+async fn frozen_host(protocol: Protocol) -> anyhow::Result<()> {
     let topics = unique("cluster-zombie");
     let dir = std::env::temp_dir().join(&topics);
     let ids = ["zombie-1", "zombie-2", "zombie-3"];
-    let hosts = start_hosts(&dir, &topics, &ids)?;
+    // One consumer group per variant: both run at once on the same broker.
+    let name = format!("zombie-{}", protocol.name());
+    let hosts = start_hosts(&dir, &topics, &ids, protocol)?;
     let (input, output) = (unique("zombie-in"), unique("zombie-out"));
     create_topic(&input, 6).await?;
-    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/zombie", &identity("zombie", &input, &output))?;
+    let (status, body) = http_json(&hosts[0].admin, "PUT", &format!("/v1/connectors/{name}"), &identity(&name, &input, &output))?;
     assert_eq!(status, 201, "{body}");
-    wait_spread(&hosts[0], "zombie", &ids, 1, 6)?;
+    wait_spread(&hosts[0], &name, &ids, 1, 6)?;
 
     // 500 records/s for 24 s; host 2 is frozen (SIGSTOP) 3 s in, past its 6 s session.
     const TOTAL: usize = 12_000;
@@ -260,16 +316,16 @@ async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_los
     });
     tokio::time::sleep(Duration::from_secs(3)).await;
     hosts[1].signal("STOP")?;
-    wait_spread(&hosts[0], "zombie", &["zombie-1", "zombie-3"], 1, 6)?;
+    wait_spread(&hosts[0], &name, &["zombie-1", "zombie-3"], 1, 6)?;
     // The frozen host wakes up believing it still owns its partitions, with batches in
     // flight and offsets to commit. Its commits must not move any partition's committed
     // offset back (the broker refuses a commit from a generation that moved on).
-    let mut highest = committed(&hosts[0], "zombie");
+    let mut highest = committed(&hosts[0], &name);
     hosts[1].signal("CONT")?;
     let woke = Instant::now();
     let mut backwards = Vec::new();
     while woke.elapsed() < Duration::from_secs(10) {
-        let now = committed(&hosts[0], "zombie");
+        let now = committed(&hosts[0], &name);
         for (p, (was, is)) in highest.iter_mut().zip(&now).enumerate() {
             if let (Some(w), Some(i)) = (*was, *is) {
                 if i < w {
@@ -284,10 +340,10 @@ async fn a_host_paused_past_its_session_cannot_commit_over_the_partitions_it_los
     producing.await??;
     let out = consume_until(&output, Duration::from_secs(120), distinct_keys_reach(TOTAL)).await?;
     let (distinct, duplicates) = distinct_and_duplicates(&out);
-    println!("cluster: frozen past its session, woken: {distinct} of {TOTAL} records out, {duplicates} duplicates, no committed offset moved back");
+    println!("cluster ({protocol:?}): frozen past its session, woken: {distinct} of {TOTAL} records out, {duplicates} duplicates, no committed offset moved back");
     assert_eq!(distinct, TOTAL, "records missing after the frozen host woke");
     // It rejoins and takes a share again.
-    wait_spread(&hosts[0], "zombie", &ids, 1, 6)?;
+    wait_spread(&hosts[0], &name, &ids, 1, 6)?;
     for mut host in hosts {
         assert!(host.stop()?.success());
     }

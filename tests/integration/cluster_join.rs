@@ -1,5 +1,6 @@
 //! A fourth host joining a cluster under load: the partitions that stay where they are keep
-//! flowing (cooperative rebalancing), measured against the same run before the join.
+//! flowing (cooperative rebalancing, and KIP-848's), measured against the same run before the
+//! join.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use turnpike_tests::{create_topic, create_topic_with, http_json, produce_records, producer, read_timestamps, unique, HostProcess, Outgoing};
 
-use crate::cluster::{cluster_host, identity, reports, start_hosts, wait_spread};
+use crate::cluster::{identity, reports, start_host, start_hosts, wait_spread, Protocol};
 
 /// Which host reads each input partition of `connector`, as `host` sees the reports.
 fn owners(host: &HostProcess, connector: &str) -> BTreeMap<i64, String> {
@@ -29,21 +30,32 @@ fn longest_gap(times: &[i64], (from, to): (i64, i64)) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are() -> anyhow::Result<()> {
+async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are_classic() -> anyhow::Result<()> {
+    joining_host(Protocol::Classic).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are_kip_848() -> anyhow::Result<()> {
+    joining_host(Protocol::Kip848).await
+}
+
+async fn joining_host(protocol: Protocol) -> anyhow::Result<()> {
     const PARTITIONS: i32 = 6;
     // Both measuring windows are this long: the same chance of a slow moment in each.
     const WINDOW_MS: i64 = 12_000;
     let topics = unique("cluster-join");
     let dir = std::env::temp_dir().join(&topics);
     let ids = ["join-1", "join-2", "join-3"];
-    let hosts = start_hosts(&dir, &topics, &ids)?;
+    // One consumer group per variant: both run at once on the same broker.
+    let name = format!("steady-{}", protocol.name());
+    let hosts = start_hosts(&dir, &topics, &ids, protocol)?;
     let (input, output) = (unique("join-in"), unique("join-out"));
     create_topic(&input, PARTITIONS).await?;
     // The broker stamps each output record when it is appended: when it became readable.
     create_topic_with(&output, PARTITIONS, &[("message.timestamp.type", "LogAppendTime")]).await?;
-    let (status, body) = http_json(&hosts[0].admin, "PUT", "/v1/connectors/steady", &identity("steady", &input, &output))?;
+    let (status, body) = http_json(&hosts[0].admin, "PUT", &format!("/v1/connectors/{name}"), &identity(&name, &input, &output))?;
     assert_eq!(status, 201, "{body}");
-    wait_spread(&hosts[0], "steady", &ids, 1, i64::from(PARTITIONS))?;
+    wait_spread(&hosts[0], &name, &ids, 1, i64::from(PARTITIONS))?;
 
     // One record to each input partition every 20 ms (300/s) until told to stop; keys
     // p<partition>-<n>, so every output record names the input partition it came from.
@@ -68,12 +80,12 @@ async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are()
     tokio::time::sleep(Duration::from_millis(WINDOW_MS as u64)).await;
 
     // A fourth host joins: the broker gives it some partitions; the others stay put.
-    let before = owners(&hosts[0], "steady");
+    let before = owners(&hosts[0], &name);
     let joining = (now_ms(), now_ms() + WINDOW_MS);
-    let late = HostProcess::start(&dir.join("join-4"), &cluster_host("join-4", &topics))?;
-    wait_spread(&hosts[0], "steady", &["join-1", "join-2", "join-3", "join-4"], 1, i64::from(PARTITIONS))?;
+    let late = start_host(&dir, "join-4", &topics, protocol)?;
+    wait_spread(&hosts[0], &name, &["join-1", "join-2", "join-3", "join-4"], 1, i64::from(PARTITIONS))?;
     let joined_in = now_ms() - joining.0;
-    let after = owners(&hosts[0], "steady");
+    let after = owners(&hosts[0], &name);
     tokio::time::sleep(Duration::from_millis((joining.1 - now_ms()).max(0) as u64 + 500)).await;
     stop.store(true, Ordering::SeqCst);
     let total = producing.await??;
@@ -90,7 +102,7 @@ async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are()
     let all: Vec<i64> = (0..i64::from(PARTITIONS)).collect();
     let (without, with) = (gap(&all, baseline), gap(&stayed, joining));
     println!(
-        "cluster: a 4th host joined in {:.1} s under 300 records/s; partitions that stayed {stayed:?} (moved: {:?}); longest output gap over {} s: {with} ms with the join, {without} ms without it (same run)",
+        "cluster ({protocol:?}): a 4th host joined in {:.1} s under 300 records/s; partitions that stayed {stayed:?} (moved: {:?}); longest output gap over {} s: {with} ms with the join, {without} ms without it (same run)",
         joined_in as f64 / 1000.0,
         all.iter().filter(|p| !stayed.contains(p)).collect::<Vec<_>>(),
         WINDOW_MS / 1000

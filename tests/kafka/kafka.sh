@@ -54,6 +54,13 @@ share.coordinator.state.topic.min.isr=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
+# KIP-848 groups (the protocol hosts choose when kafka: sets nothing classic) fail over after
+# 6 s, as the tests' classic groups do with session.timeout.ms 6000; the broker defaults are
+# 45 s sessions and 5 s heartbeats.
+group.consumer.session.timeout.ms=6000
+group.consumer.min.session.timeout.ms=6000
+group.consumer.heartbeat.interval.ms=2000
+group.consumer.min.heartbeat.interval.ms=1000
 auto.create.topics.enable=true
 PROPS
   local cp="$libs/*" log4j="-Dlog4j2.configurationFile=$here/log4j2.properties"

@@ -126,13 +126,17 @@ pub struct ClusterView {
     /// Every host of the cluster that has reported (this one included); empty on a host of
     /// its own.
     hosts: Vec<turnpike_pipeline::Member>,
+    /// The consumer group protocol this host's connectors use (`consumer`, KIP-848, when the
+    /// broker serves it and `kafka:` sets nothing only the classic one has), and why; null
+    /// when the host was not started from a config file (the demo).
+    group_protocol: Option<turnpike_pipeline::GroupProtocol>,
 }
 
 /// `GET /v1/cluster`: the hosts of this host's cluster, alive or not.
 #[utoipa::path(get, path = "/v1/cluster", tag = "operations", responses((status = 200, body = ClusterView)))]
 async fn cluster(axum::extract::State(host): axum::extract::State<Arc<Host>>) -> Json<ClusterView> {
     let (id, hosts) = host.cluster_members().map_or((None, Vec::new()), |(id, hosts)| (Some(id), hosts));
-    Json(ClusterView { host: id, hosts })
+    Json(ClusterView { host: id, hosts, group_protocol: host.group_protocol().cloned() })
 }
 
 async fn not_found() -> ApiError {

@@ -26,6 +26,8 @@ pub struct RunArgs {
 pub async fn run(args: RunArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.config).with_context(|| format!("reading {}", args.config.display()))?;
     let config = HostConfig::from_yaml(&text, &args.config.display().to_string())?;
+    // `group.protocol: consumer` beside a classic-only setting would fail every consumer.
+    turnpike_kafka::decided_by_settings(&config.kafka.pairs())?;
     if args.check {
         println!("{}: ok ({} connectors)", args.config.display(), config.connectors.len());
         return Ok(());
@@ -38,7 +40,10 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let state_dir = base.join(&config.state_dir);
     let store = StateStore::open(&state_dir).with_context(|| format!("state_dir: {}", state_dir.display()))?;
     let tokens = store.tokens();
-    let host = Host::new(Runtime::with_limits(&engine)?, config.kafka.pairs(), config.sandbox.clone())
+    let (kafka, group_protocol) = turnpike_kafka::choose_group_protocol(config.kafka.pairs()).await?;
+    tracing::info!(protocol = %group_protocol.protocol, reason = %group_protocol.reason, "connector consumers use this consumer group protocol");
+    let host = Host::new(Runtime::with_limits(&engine)?, kafka.clone(), config.sandbox.clone())
+        .with_group_protocol(group_protocol)
         .persist_to(store)
         .positions_topic(config.source_positions_topic.clone())
         .with_teams(config.teams.clone());
@@ -56,7 +61,7 @@ pub async fn run(args: RunArgs) -> Result<()> {
     // state (uploads, API-made connectors, paused or stopped ones). Then the file's
     // connectors on top: unchanged ones keep their state, changed ones restart.
     let cluster = match &config.cluster {
-        Some(settings) => Some(Cluster::join(host.clone(), config.kafka.pairs(), settings).await.context("joining the cluster")?),
+        Some(settings) => Some(Cluster::join(host.clone(), kafka, settings).await.context("joining the cluster")?),
         None => {
             host.restore().await.context("restoring the saved state")?;
             None

@@ -7,6 +7,7 @@
 mod consumer;
 mod embedded;
 mod error;
+mod group_protocol;
 mod health;
 mod lag;
 mod offsets;
@@ -20,6 +21,7 @@ mod topics;
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
+pub use group_protocol::{choose_group_protocol, decided_by_settings, GroupProtocol, GroupProtocolConflict};
 pub use health::{BrokerHealth, Unreachable};
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};

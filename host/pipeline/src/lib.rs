@@ -44,6 +44,6 @@ pub use status::{ConnectorStatus, FailingRecord, FaultInfo};
 /// Re-exported so that callers can build a [`Host`] without depending on the runtime crate.
 pub use turnpike_runtime::{CallError, CreateError, EngineLimits, Fault, HttpGrant, Runtime};
 /// Re-exported: offsets as the API reports and resets them.
-pub use turnpike_kafka::{KafkaError, PartitionOffsets, ResetTo, SampledRecord, TopicInfo, DEFAULT_POSITIONS_TOPIC};
+pub use turnpike_kafka::{GroupProtocol, KafkaError, PartitionOffsets, ResetTo, SampledRecord, TopicInfo, DEFAULT_POSITIONS_TOPIC};
 /// Re-exported: the operator limits a [`Host`] is built with.
 pub use turnpike_config::SandboxConfig;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedMutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, ConnectorConfig, PluginName, SandboxConfig, TeamName, TeamPolicy};
-use turnpike_kafka::{ensure_positions_topic, DEFAULT_POSITIONS_TOPIC};
+use turnpike_kafka::{ensure_positions_topic, GroupProtocol, DEFAULT_POSITIONS_TOPIC};
 use turnpike_runtime::Runtime;
 use turnpike_state::{Lifecycle, SecretStore, StateStore};
 
@@ -84,6 +84,9 @@ pub struct Host {
     teams: BTreeMap<TeamName, TeamPolicy>,
     /// The cluster's config log, once the host joined one: changes go there (`routing`).
     cluster: std::sync::OnceLock<Arc<dyn crate::cluster::ClusterLog>>,
+    /// The consumer group protocol chosen at start, and why; `None` when nobody chose (the
+    /// demo and tests: librdkafka's default, classic).
+    group_protocol: Option<GroupProtocol>,
 }
 
 impl Host {
@@ -114,7 +117,20 @@ impl Host {
             closing: std::sync::atomic::AtomicBool::new(false),
             teams: BTreeMap::new(),
             cluster: std::sync::OnceLock::new(),
+            group_protocol: None,
         }
+    }
+
+    /// Records the consumer group protocol chosen for this host's Kafka settings (see
+    /// `turnpike_kafka::choose_group_protocol`), for `GET /v1/cluster`.
+    pub fn with_group_protocol(mut self, chosen: GroupProtocol) -> Self {
+        self.group_protocol = Some(chosen);
+        self
+    }
+
+    /// The consumer group protocol this host's connectors use, and why.
+    pub fn group_protocol(&self) -> Option<&GroupProtocol> {
+        self.group_protocol.as_ref()
     }
 
     /// The teams of a shared host (`teams:` in the host config): a connector that names a
