@@ -127,6 +127,8 @@ async fn three_hosts_run_what_any_of_them_is_told() -> anyhow::Result<()> {
         assert_eq!(cluster["host"], id, "{cluster}");
         let alive: Vec<&str> = cluster["hosts"].as_array().into_iter().flatten().filter(|h| h["alive"] == true).filter_map(|h| h["host"].as_str()).collect();
         assert_eq!(alive, ids, "{cluster}");
+        let protocols: Vec<&str> = cluster["hosts"].as_array().into_iter().flatten().filter(|h| h["alive"] == true).filter_map(|h| h["group_protocol"].as_str()).collect();
+        assert_eq!(protocols, ["consumer"; 3], "every host says which group protocol it chose: {cluster}");
     }
     let out = consume_until(&first_out, Duration::from_secs(60), distinct_keys_reach(300)).await?;
     assert_eq!(distinct_and_duplicates(&out).0, 300, "every record through one of the three hosts");
@@ -224,6 +226,9 @@ async fn killed_host(protocol: Protocol) -> anyhow::Result<()> {
     let (status, body) = http_json(&hosts[0].admin, "PUT", &format!("/v1/connectors/{name}"), &identity(&name, &input, &output))?;
     assert_eq!(status, 201, "{body}");
     wait_spread(&hosts[0], &name, &ids, 1, 6)?;
+    let group = format!("turnpike-{name}");
+    let kind = tokio::task::spawn_blocking(move || turnpike_tests::group_type(&group)).await??;
+    assert_eq!(kind, protocol.name(), "the broker runs the connector's group on the protocol the hosts chose");
 
     // 1,000 records/s for 12 s, keys k0..k11999; host 2 is killed 4 s in.
     const TOTAL: usize = 12_000;

@@ -36,8 +36,9 @@ fn run_check_reports_every_golden_problem() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `group.protocol: consumer` beside a setting only the classic protocol has would fail every
-/// consumer the host creates: `run --check` refuses the file, naming the setting.
+/// `group.protocol: consumer` beside a setting only the classic protocol has, or a protocol
+/// librdkafka does not know, would fail every consumer the host creates: `run --check`
+/// refuses the file, naming the setting.
 #[test]
 fn run_check_refuses_kip_848_beside_a_classic_only_setting() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(unique("kip848-check"));
@@ -49,6 +50,11 @@ fn run_check_refuses_kip_848_beside_a_classic_only_setting() -> anyhow::Result<(
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("kafka: session.timeout.ms is a classic group protocol setting, but group.protocol is consumer"), "{stderr}");
+    std::fs::write(&path, format!("kafka:\n  bootstrap.servers: 127.0.0.1:9092\n  group.protocol: kip848\n{connectors}"))?;
+    let out = Command::new(turnpike_bin()).args(["run", "--check", "-c"]).arg(&path).output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(r#"kafka: group.protocol: "kip848" is not one of consumer, classic"#), "{stderr}");
     std::fs::write(&path, format!("kafka:\n  bootstrap.servers: 127.0.0.1:9092\n  group.protocol: classic\n  session.timeout.ms: 6000\n{connectors}"))?;
     let out = Command::new(turnpike_bin()).args(["run", "--check", "-c"]).arg(&path).output()?;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -19,6 +19,7 @@ use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 
 pub mod browser;
+mod group_type;
 mod http_server;
 mod poison;
 mod positions;
@@ -26,6 +27,7 @@ mod relay;
 pub mod s3;
 pub mod sql;
 pub mod sql_pipeline;
+pub use group_type::group_type;
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
 pub use positions::{all_saved_positions, end_offset, saved_positions};

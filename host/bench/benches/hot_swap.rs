@@ -54,6 +54,9 @@ async fn run() -> anyhow::Result<()> {
             loop {
                 let mut n = 0;
                 consumer.fill(turnpike_kafka::BatchLimits { records: 10_000, bytes: usize::MAX, wait: Duration::from_millis(1) }, |_| n += 1, std::future::pending()).await;
+                if let Some(fatal) = consumer.fatal_error() {
+                    panic!("the bench's reader stopped: {fatal}");
+                }
                 let now = Instant::now();
                 arrivals.lock().unwrap_or_else(|p| p.into_inner()).extend(std::iter::repeat_n(now, n));
             }

@@ -182,6 +182,9 @@ async fn show_samples(kafka: Vec<(String, String)>, samples: usize, originals: A
                 pairs.push((key, String::from_utf8_lossy(r.value().unwrap_or_default()).into_owned()));
             }, std::future::pending()) => {}
         }
+        if let Some(fatal) = consumer.fatal_error() {
+            return tracing::warn!(error = %fatal, "demo sampler stopped");
+        }
         for (key, masked) in pairs {
             let before = originals.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned().unwrap_or_default();
             // The masked record is plugin output: escaped before it reaches the terminal.

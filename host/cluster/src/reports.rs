@@ -3,7 +3,7 @@
 //! answers for the whole cluster.
 //!
 //! ```text
-//! host/<host>                {"at_ms"}                                    every interval
+//! host/<host>                {"at_ms", "group_protocol"}                  every interval
 //! report/<host>/<connector>  {"state", "version", "partitions", …, "at_ms"} when it changes, or every 30 s
 //! ```
 
@@ -27,6 +27,10 @@ const ALIVE_INTERVALS: u32 = 3;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Beat {
     at_ms: u64,
+    /// The consumer group protocol the host's connectors use; absent from older hosts'
+    /// beats. Hosts choose at start, each on its own, so the cluster shows when they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    group_protocol: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,7 +47,7 @@ struct Report {
 /// Every host's last heartbeat and reports, as read from the status log.
 #[derive(Debug, Default)]
 pub(crate) struct Reports {
-    beats: HashMap<String, u64>,
+    beats: HashMap<String, Beat>,
     /// By connector, then host.
     reports: HashMap<String, HashMap<String, Report>>,
 }
@@ -51,7 +55,7 @@ pub(crate) struct Reports {
 impl Reports {
     /// Whether `host`'s last heartbeat is recent.
     fn alive(&self, host: &str, interval: Duration) -> bool {
-        self.beats.get(host).is_some_and(|&at| now_ms().saturating_sub(at) < (interval * ALIVE_INTERVALS).as_millis() as u64)
+        self.beats.get(host).is_some_and(|beat| now_ms().saturating_sub(beat.at_ms) < (interval * ALIVE_INTERVALS).as_millis() as u64)
     }
 
     /// Every host with a heartbeat, by id.
@@ -59,10 +63,11 @@ impl Reports {
         let mut out: Vec<Member> = self
             .beats
             .iter()
-            .map(|(host, &at)| Member {
+            .map(|(host, beat)| Member {
                 host: host.clone(),
                 alive: self.alive(host, interval),
-                reported_at: rfc3339(at),
+                reported_at: rfc3339(beat.at_ms),
+                group_protocol: beat.group_protocol.clone(),
                 connectors: self.reports.values().filter(|hosts| hosts.contains_key(host)).count(),
             })
             .collect();
@@ -97,7 +102,7 @@ impl Reports {
     fn take(&mut self, key: &str, value: Option<&[u8]>) {
         if let Some(host) = key.strip_prefix("host/") {
             match value.and_then(|v| serde_json::from_slice::<Beat>(v).ok()) {
-                Some(beat) => drop(self.beats.insert(host.to_owned(), beat.at_ms)),
+                Some(beat) => drop(self.beats.insert(host.to_owned(), beat)),
                 None => drop(self.beats.remove(host)),
             }
         } else if let Some((host, connector)) = key.strip_prefix("report/").and_then(|rest| rest.split_once('/')) {
@@ -139,10 +144,11 @@ pub(crate) async fn publish(cluster: Arc<Cluster>, host: Arc<Host>) {
     let mut written: HashMap<String, (Report, Instant)> = HashMap::new();
     let mut tick = tokio::time::interval(cluster.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let group_protocol = host.group_protocol().map(|chosen| chosen.protocol.clone());
     while !cluster.stop.load(std::sync::atomic::Ordering::Relaxed) {
         tick.tick().await;
         let at_ms = now_ms();
-        let beat = serde_json::to_vec(&Beat { at_ms }).unwrap_or_default();
+        let beat = serde_json::to_vec(&Beat { at_ms, group_protocol: group_protocol.clone() }).unwrap_or_default();
         if let Err(e) = cluster.status_log.write(&format!("host/{}", cluster.host_id), Some(&beat)).await {
             tracing::warn!(error = %e, "could not write this host's heartbeat to the status log");
             continue;
@@ -194,4 +200,24 @@ pub(crate) async fn withdraw(cluster: &Cluster) {
         let _ = cluster.status_log.write(&format!("report/{}/{connector}", cluster.host_id), None).await;
     }
     let _ = cluster.status_log.write(&format!("host/{}", cluster.host_id), None).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each host says which group protocol it chose; a host from before that says nothing,
+    /// and its beat still counts.
+    #[test]
+    fn members_show_each_hosts_group_protocol() {
+        let mut reports = Reports::default();
+        let now = now_ms();
+        reports.take("host/new", Some(format!(r#"{{"at_ms":{now},"group_protocol":"consumer"}}"#).as_bytes()));
+        reports.take("host/old", Some(format!(r#"{{"at_ms":{now}}}"#).as_bytes()));
+        let members = reports.members(Duration::from_secs(1));
+        let seen: Vec<(&str, bool, Option<&str>)> = members.iter().map(|m| (m.host.as_str(), m.alive, m.group_protocol.as_deref())).collect();
+        assert_eq!(seen, [("new", true, Some("consumer")), ("old", true, None)]);
+        reports.take("host/new", None);
+        assert_eq!(reports.members(Duration::from_secs(1)).len(), 1, "a tombstone removes the host");
+    }
 }

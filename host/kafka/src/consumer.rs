@@ -1,17 +1,17 @@
 //! A consumer that reads records in batches and commits only the offsets it is told are safe.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::{BorrowedMessage, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
 use crate::rebalance::{GroupContext, PartitionChange};
-use crate::{BrokerHealth, KafkaError};
+use crate::{BrokerHealth, KafkaError, Offsets};
 
 /// What a connector's consumer reads.
 #[derive(Debug, Clone)]
@@ -83,6 +83,17 @@ pub struct RecordHeaders<'a> {
     pub problem: Option<String>,
 }
 
+/// A consumer's fatal error: librdkafka never retries after one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct FatalError {
+    /// librdkafka's reason and error code.
+    pub reason: String,
+    /// Whether the broker refused the consumer group protocol (KIP-848 listed but not
+    /// enabled, or not known), which `group.protocol: classic` avoids.
+    pub group_protocol_refused: bool,
+}
+
 /// When a batch being read closes.
 #[derive(Debug, Clone, Copy)]
 pub struct BatchLimits {
@@ -99,81 +110,6 @@ pub struct BatchLimits {
 fn record_size(msg: &BorrowedMessage<'_>) -> usize {
     let headers: usize = crate::raw_headers::headers(msg).iter().map(|(k, v)| k.len() + v.len()).sum();
     msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len) + headers
-}
-
-/// Per partition, the next offset to read: what a commit records.
-///
-/// Keyed by topic, then partition, so that noting a record (once per record read) looks the
-/// topic up by `&str` and allocates only for a topic not seen yet in this batch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Offsets(BTreeMap<String, BTreeMap<i32, i64>>);
-
-impl Offsets {
-    /// Notes that the record at `offset` is done.
-    pub fn done(&mut self, topic: &str, partition: i32, offset: i64) {
-        let next = offset + 1;
-        match self.0.get_mut(topic) {
-            Some(partitions) => {
-                let o = partitions.entry(partition).or_insert(next);
-                *o = (*o).max(next);
-            }
-            None => {
-                self.0.insert(topic.to_owned(), BTreeMap::from([(partition, next)]));
-            }
-        }
-    }
-
-    /// Sets a partition's next offset as given.
-    fn set(&mut self, topic: &str, partition: i32, next: i64) {
-        self.0.entry(topic.to_owned()).or_default().insert(partition, next);
-    }
-
-    /// Takes in offsets noted elsewhere (later ones win).
-    pub fn merge(&mut self, other: &Offsets) {
-        for (t, p, o) in other.iter() {
-            self.done(t, p, o - 1);
-        }
-    }
-
-    /// Whether nothing is noted.
-    pub fn is_empty(&self) -> bool {
-        self.0.values().all(BTreeMap::is_empty)
-    }
-
-    /// `(topic, partition, next offset)` triples, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, i32, i64)> {
-        self.0.iter().flat_map(|(t, partitions)| partitions.iter().map(move |(p, o)| (t.as_str(), *p, *o)))
-    }
-
-    /// Drops the given partitions (revoked: their offsets are another consumer's now).
-    pub fn forget(&mut self, partitions: &[(String, i32)]) {
-        for (topic, partition) in partitions {
-            if let Some(noted) = self.0.get_mut(topic) {
-                noted.remove(partition);
-                if noted.is_empty() {
-                    self.0.remove(topic);
-                }
-            }
-        }
-    }
-
-    /// Splits what was read at a sink's holds (`(topic, partition)` → the offset of its first
-    /// record that is not durable yet): what may be committed now, with a held partition no
-    /// further than its hold, and what stays to be committed later (the held partitions as
-    /// read, when the hold is below that).
-    pub fn split_at_holds(&self, holds: &BTreeMap<(String, i32), i64>) -> (Offsets, Offsets) {
-        let (mut now, mut later) = (Offsets::default(), Offsets::default());
-        for (topic, partition, read) in self.iter() {
-            match holds.get(&(topic.to_owned(), partition)) {
-                Some(&hold) if hold < read => {
-                    now.set(topic, partition, hold.max(0));
-                    later.set(topic, partition, read);
-                }
-                _ => now.set(topic, partition, read),
-            }
-        }
-        (now, later)
-    }
 }
 
 /// A connector's consumer. Auto-commit is off: offsets are committed only through
@@ -193,8 +129,19 @@ impl Drop for Consumer {
     /// multi-threaded runtime the close runs with `block_in_place`, which hands the worker's
     /// other tasks to another thread, so closes run side by side and each still finishes
     /// before its task goes on (a `STOPPED` connector has left its group).
+    ///
+    /// After a fatal error librdkafka (2.12) never finishes destroying a consumer: its main
+    /// thread waits for a group handler that does not terminate. That close runs on a thread
+    /// of its own, left behind, so the task still ends and reports the error.
     fn drop(&mut self) {
         let Some(client) = self.client.take() else { return };
+        if client.client().fatal_error().is_some() {
+            let leave_behind = std::thread::Builder::new().name("turnpike-fatal-close".into()).spawn(move || drop(client));
+            if let Err(e) = leave_behind {
+                tracing::error!(error = %e, "could not start a thread to close a consumer after its fatal error; closed here");
+            }
+            return;
+        }
         let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
             tokio::task::block_in_place(move || drop(client));
@@ -250,7 +197,13 @@ impl Consumer {
     /// read. `idle_interrupt` ends the wait with 0 records, but only while none has been
     /// read: once one has, the batch is completed, so no record read from the client is
     /// dropped. Dropping the future loses no record that `on_record` did not see.
+    ///
+    /// A fatal client error (which librdkafka never retries) ends the read: the caller asks
+    /// [`Consumer::fatal_error`] after a batch, or after a read of none.
     pub async fn fill(&self, limits: BatchLimits, mut on_record: impl FnMut(ConsumedRecord<'_>), idle_interrupt: impl std::future::Future<Output = ()>) -> usize {
+        if self.fatal_error().is_some() {
+            return 0;
+        }
         let (mut count, mut bytes) = (0, 0usize);
         let mut deadline: Option<Instant> = None;
         let mut idle_interrupt = std::pin::pin!(idle_interrupt);
@@ -273,6 +226,9 @@ impl Consumer {
                     deadline.get_or_insert_with(|| Instant::now() + limits.wait);
                 }
                 Err(e) => {
+                    if matches!(e, rdkafka::error::KafkaError::MessageConsumptionFatal(_)) || self.fatal_error().is_some() {
+                        break;
+                    }
                     // Retried below; an outage is reported once, by the broker watch.
                     crate::health::client_error(&self.inner().context().health, "consumer", &e, "");
                     if count > 0 {
@@ -283,6 +239,18 @@ impl Consumer {
             }
         }
         count
+    }
+
+    /// Why the client stopped for good, if it did: librdkafka raises a fatal error (a broker
+    /// that refuses the group protocol, say) once and never retries, so reading on would
+    /// leave a connector `RUNNING` that reads nothing.
+    pub fn fatal_error(&self) -> Option<FatalError> {
+        self.inner().client().fatal_error().map(|(code, reason)| FatalError {
+            // A broker that lists KIP-848 but has not enabled it answers UNSUPPORTED_VERSION;
+            // one that does not know the heartbeat request at all, UNSUPPORTED_FEATURE.
+            group_protocol_refused: matches!(code, RDKafkaErrorCode::UnsupportedVersion | RDKafkaErrorCode::UnsupportedFeature),
+            reason: format!("{reason} ({code:?})"),
+        })
     }
 
     /// Records in the assigned partitions not yet read, from what the client last heard
@@ -383,18 +351,6 @@ impl Consumer {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_held_partition_commits_up_to_its_hold_and_stays_pending() {
-        let mut read = Offsets::default();
-        read.done("t", 0, 99);
-        read.done("t", 1, 49);
-        read.done("t", 2, 9);
-        let holds = BTreeMap::from([(("t".to_owned(), 0), 40), (("t".to_owned(), 2), 10), (("u".to_owned(), 0), 5)]);
-        let (now, later) = read.split_at_holds(&holds);
-        assert_eq!(now.iter().collect::<Vec<_>>(), vec![("t", 0, 40), ("t", 1, 50), ("t", 2, 10)]);
-        assert_eq!(later.iter().collect::<Vec<_>>(), vec![("t", 0, 100)]);
-    }
-
     /// A batch closes at the record that reaches its byte cap, however many more records
     /// it may hold: 1,000-byte values against a 2,500-byte cap make batches of three.
     #[tokio::test(flavor = "multi_thread")]
@@ -426,20 +382,47 @@ mod tests {
         assert!(Consumer::new(&classic, &options).is_ok());
     }
 
-    #[test]
-    fn offsets_keep_the_next_offset_per_partition() {
-        let mut o = Offsets::default();
-        o.done("t", 0, 5);
-        o.done("t", 0, 3);
-        o.done("t", 1, 0);
-        let mut other = Offsets::default();
-        other.done("t", 0, 9);
-        o.merge(&other);
-        assert_eq!(o.iter().collect::<Vec<_>>(), [("t", 0, 10), ("t", 1, 1)]);
-        o.done("s", 3, 7);
-        assert_eq!(o.iter().collect::<Vec<_>>(), [("s", 3, 8), ("t", 0, 10), ("t", 1, 1)], "topics in order, then partitions");
-        o.forget(&[("t".to_owned(), 0), ("t".to_owned(), 1), ("s".to_owned(), 3)]);
-        assert!(o.is_empty(), "{o:?}");
-        assert_eq!(o, Offsets::default(), "nothing left behind for a forgotten topic");
+    /// librdkafka never retries after a fatal error (a broker refusing the group protocol);
+    /// the read used to retry every 200 ms for ever, so the connector stayed `RUNNING` and
+    /// read nothing. Now the read ends, the reason is there to report, and dropping the
+    /// consumer does not block.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_fatal_error_ends_the_read_and_is_reported() {
+        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
+        broker.create_topic("fatal", 1).expect("topic");
+        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let options = ConsumerOptions { group_id: "turnpike-fatal".into(), start_from: "earliest".into(), topics: vec!["fatal".into()] };
+        let consumer = Consumer::new(&settings, &options).expect("consumer");
+        assert_eq!(consumer.fatal_error(), None);
+        let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
+        // Joined, with its partition assigned, before the error.
+        let producer = crate::Producer::new(&settings).expect("producer");
+        let record = crate::OutgoingRecord { topic: "fatal", key: None, value: Some(b"x"), timestamp: None };
+        producer.send(record, []).await.expect("send").wait().await.expect("delivered");
+        let first = tokio::time::timeout(Duration::from_secs(30), consumer.fill(limits, |_| {}, std::future::pending())).await;
+        assert_eq!(first, Ok(1));
+        // Raised while the read waits for records, as a broker's refusal would be.
+        let raise = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let reason = c"the broker refused the group protocol";
+            let code = rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION;
+            #[allow(unsafe_code)]
+            // SAFETY: the client pointer is live for the call (the consumer is borrowed) and
+            // the reason is a NUL-terminated string librdkafka copies.
+            let raised = unsafe { rdkafka::bindings::rd_kafka_test_fatal_error(consumer.inner().client().native_ptr(), code, reason.as_ptr()) };
+            raised
+        };
+        let (read, raised) = tokio::join!(tokio::time::timeout(Duration::from_secs(10), consumer.fill(limits, |_| {}, std::future::pending())), raise);
+        assert_eq!(raised, rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_eq!(read, Ok(0), "the read ends with nothing read");
+        let fatal = consumer.fatal_error().expect("the fatal error is reported");
+        assert!(fatal.reason.contains("the broker refused the group protocol") && fatal.group_protocol_refused, "{fatal:?}");
+        let again = tokio::time::timeout(Duration::from_secs(10), consumer.fill(limits, |_| {}, std::future::pending())).await;
+        assert_eq!(again, Ok(0), "a read after the fatal error ends at once");
+        // Dropped on a runtime worker, as a task drops it: librdkafka's close never ends
+        // here, so it must not hold the task.
+        let dropping = Instant::now();
+        drop(consumer);
+        assert!(dropping.elapsed() < Duration::from_secs(5), "dropping a consumer in a fatal state took {:?}", dropping.elapsed());
     }
 }

@@ -45,12 +45,21 @@ impl GroupProtocol {
     }
 }
 
-/// A `kafka:` section whose settings contradict each other.
+/// A `kafka:` section whose group protocol settings cannot work: every consumer would fail.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("kafka: {setting} is a classic group protocol setting, but group.protocol is consumer (KIP-848), where the broker decides it (group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms on the broker); remove {setting}, or set group.protocol: classic")]
-pub struct GroupProtocolConflict {
-    /// The classic-only setting.
-    pub setting: String,
+pub enum GroupProtocolConflict {
+    /// KIP-848 beside a setting only the classic protocol has.
+    #[error("kafka: {setting} is a classic group protocol setting, but group.protocol is consumer (KIP-848), where the broker decides it (group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms on the broker); remove {setting}, or set group.protocol: classic")]
+    ClassicOnly {
+        /// The classic-only setting.
+        setting: String,
+    },
+    /// A protocol librdkafka does not know.
+    #[error("kafka: group.protocol: {value:?} is not one of consumer, classic")]
+    Unknown {
+        /// The value as written.
+        value: String,
+    },
 }
 
 /// What the operator's `kafka:` settings decide on their own: `Some` when they name the
@@ -59,8 +68,12 @@ pub fn decided_by_settings(settings: &[(String, String)]) -> Result<Option<Group
     let named = settings.iter().rev().find(|(k, _)| k == GROUP_PROTOCOL).map(|(_, v)| v.trim().to_ascii_lowercase());
     let classic_only = settings.iter().find(|(k, _)| CLASSIC_ONLY.contains(&k.as_str())).map(|(k, _)| k.clone());
     match (named.as_deref(), classic_only) {
-        (Some("consumer"), Some(setting)) => Err(GroupProtocolConflict { setting }),
-        (Some(protocol), _) => Ok(Some(GroupProtocol::new(protocol, "set by group.protocol in kafka:"))),
+        (Some("consumer"), Some(setting)) => Err(GroupProtocolConflict::ClassicOnly { setting }),
+        (Some(protocol @ ("consumer" | "classic")), _) => Ok(Some(GroupProtocol::new(protocol, "set by group.protocol in kafka:"))),
+        (Some(_), _) => {
+            let value = settings.iter().rev().find(|(k, _)| k == GROUP_PROTOCOL).map(|(_, v)| v.clone()).unwrap_or_default();
+            Err(GroupProtocolConflict::Unknown { value })
+        }
         (None, Some(setting)) => Ok(Some(GroupProtocol::new("classic", format!("kafka: sets {setting}, which only the classic protocol has")))),
         (None, None) => Ok(None),
     }
@@ -71,6 +84,8 @@ pub fn decided_by_settings(settings: &[(String, String)]) -> Result<Option<Group
 /// KIP-848, means classic.
 pub async fn choose_group_protocol(settings: Vec<(String, String)>) -> Result<(Vec<(String, String)>, GroupProtocol), GroupProtocolConflict> {
     if let Some(decided) = decided_by_settings(&settings)? {
+        // Written as librdkafka spells it: the check above forgives case and spaces.
+        let settings = settings.into_iter().map(|(k, v)| if k == GROUP_PROTOCOL { (k, decided.protocol.clone()) } else { (k, v) }).collect();
         return Ok((settings, decided));
     }
     let chosen = match broker_protocols(&settings).await {
@@ -132,8 +147,17 @@ mod tests {
     #[test]
     fn kip_848_with_a_classic_setting_is_refused_naming_both() {
         let err = decided_by_settings(&settings(&[("heartbeat.interval.ms", "2000"), ("group.protocol", "consumer")])).unwrap_err();
-        assert_eq!(err.setting, "heartbeat.interval.ms");
+        assert_eq!(err, GroupProtocolConflict::ClassicOnly { setting: "heartbeat.interval.ms".into() });
         assert!(err.to_string().starts_with("kafka: heartbeat.interval.ms is a classic group protocol setting, but group.protocol is consumer"), "{err}");
+    }
+
+    /// librdkafka would refuse every consumer at creation, naming neither the connector nor
+    /// the fix.
+    #[test]
+    fn an_unknown_protocol_is_refused_with_the_choices() {
+        let err = decided_by_settings(&settings(&[("group.protocol", "kip848")])).unwrap_err();
+        assert_eq!(err.to_string(), r#"kafka: group.protocol: "kip848" is not one of consumer, classic"#);
+        assert!(decided_by_settings(&settings(&[("group.protocol", " CONSUMER ")])).unwrap().unwrap().is_consumer());
     }
 
     /// No broker answers: classic, with the reason, and the settings unchanged.

@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about WebAssembly.
 
+mod batch_offsets;
 mod consumer;
 mod embedded;
 mod error;
@@ -18,7 +19,8 @@ mod rebalance;
 mod shared_log;
 mod topics;
 
-pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, Offsets, RecordHeaders};
+pub use batch_offsets::Offsets;
+pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, FatalError, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
 pub use group_protocol::{choose_group_protocol, decided_by_settings, GroupProtocol, GroupProtocolConflict};

@@ -94,6 +94,10 @@ pub struct Member {
     pub reported_at: String,
     /// The connectors it reports on.
     pub connectors: usize,
+    /// The consumer group protocol its connectors use (`consumer` or `classic`); each host
+    /// chooses at start, so hosts started while the broker could not be asked may differ
+    /// (Kafka 4.x lets a group mix them). Null from hosts that do not say.
+    pub group_protocol: Option<String>,
 }
 
 /// One host's report on one connector, as the status topic carries it.

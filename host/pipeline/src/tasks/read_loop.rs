@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
-use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, Offsets};
-use turnpike_runtime::{BatchBuilder, InputBatch, RecordRef};
+use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, FatalError, Offsets};
+use turnpike_runtime::{BatchBuilder, FaultClass, InputBatch, RecordRef};
 
 use super::{Exit, PauseHooks, TaskContext};
+use crate::status::FaultInfo;
 
 /// What a task adds to the read loop.
 pub(crate) trait ReadHooks: PauseHooks {
@@ -86,6 +87,9 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
             n = consumer.fill(limits, |r| read_record(&r, &mut builder, &mut offsets, &mut unreadable), idle_ends) => n,
         };
         if read == 0 {
+            if let Some(fatal) = consumer.fatal_error() {
+                return Exit::Failed(consumer_failed(&fatal));
+            }
             continue;
         }
         cx.status.count_in(cx.task, read as u64, builder.bytes() as u64);
@@ -96,6 +100,16 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
             return exit;
         }
     }
+}
+
+/// The fault of a consumer librdkafka stopped for good, with the fix when it is known.
+fn consumer_failed(fatal: &FatalError) -> FaultInfo {
+    let hint = if fatal.group_protocol_refused {
+        "; the broker refused the consumer group protocol: set group.protocol: classic in kafka: (or enable KIP-848 on the cluster: kafka-features.sh upgrade --feature group.version=1)"
+    } else {
+        ""
+    };
+    FaultInfo::new(FaultClass::Kafka, format!("the Kafka consumer stopped for good: {}{hint}", fatal.reason))
 }
 
 /// When a batch read from Kafka closes, from the connector's `batch` settings.
