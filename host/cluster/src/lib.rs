@@ -10,7 +10,9 @@
 //!   connectors and a heartbeat ([`reports`]), so any host answers for the whole cluster.
 //!
 //! Work is spread by Kafka itself: every host joins each transform and sink connector's
-//! consumer group, and the broker gives each its share of the partitions.
+//! consumer group, and the broker gives each its share of the partitions. Sources, which read
+//! no partitions, run where their slot is: every host joins one group reading the data-less
+//! slots topic (`cluster.slots_topic`), and runs the sources whose slot the broker gave it.
 
 mod apply;
 mod records;
@@ -25,7 +27,7 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 use turnpike_config::ClusterConfig;
-use turnpike_kafka::{ensure_log_topic, tail, KafkaError, LogWriter};
+use turnpike_kafka::{ensure_log_topic, tail, KafkaError, LogWriter, SlotOwner};
 use turnpike_pipeline::{Host, HostError};
 
 use self::reports::Reports;
@@ -65,6 +67,8 @@ pub struct Cluster {
     publisher: Mutex<Option<tokio::task::JoinHandle<()>>>,
     interval: Duration,
     stop: Arc<AtomicBool>,
+    /// This host's membership of the source slots group; left after the host shut down.
+    slot_owner: Mutex<Option<SlotOwner>>,
 }
 
 impl Cluster {
@@ -75,6 +79,10 @@ impl Cluster {
         let (config_topic, status_topic) = (settings.config_topic.as_str(), settings.status_topic.as_str());
         ensure_log_topic(&kafka, config_topic, &[("min.compaction.lag.ms", CONFIG_COMPACTION_LAG_MS)]).await?;
         ensure_log_topic(&kafka, status_topic, &[]).await?;
+        // Before any connector is applied: every source waits for its slot from the start.
+        let slots_group = format!("turnpike-slots-{config_topic}");
+        let slot_owner = SlotOwner::join(&kafka, &settings.slots_topic(), ClusterConfig::SOURCE_SLOTS, &slots_group).await?;
+        host.place_sources(slot_owner.slots())?;
         let stop = Arc::new(AtomicBool::new(false));
         let cluster = Arc::new(Self {
             host_id: settings.host_id.clone(),
@@ -88,6 +96,7 @@ impl Cluster {
             publisher: Mutex::default(),
             interval: Duration::from_millis(settings.status_interval_ms.get()),
             stop: stop.clone(),
+            slot_owner: Mutex::new(Some(slot_owner)),
         });
         host.join_cluster(cluster.clone())?;
         let group = format!("turnpike-cluster-{}", settings.host_id);
@@ -116,6 +125,11 @@ impl Cluster {
         }
         reports::withdraw(self).await;
         self.stop.store(true, Ordering::Relaxed);
+        // The host's sources have stopped: their slots go to the other hosts at once.
+        let slot_owner = self.slot_owner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(mut slot_owner) = slot_owner {
+            let _ = tokio::task::spawn_blocking(move || slot_owner.leave()).await;
+        }
     }
 
     fn view(&self) -> std::sync::MutexGuard<'_, View> {

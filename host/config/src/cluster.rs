@@ -25,6 +25,11 @@ pub struct ClusterConfig {
     /// not alive. Default 2,000.
     #[serde(default = "default_status_interval")]
     pub status_interval_ms: Ranged<200, 60_000>,
+    /// The data-less topic whose partitions are the cluster's source slots: a source runs on
+    /// the host that owns its slot (created on start if missing, with
+    /// [`ClusterConfig::SOURCE_SLOTS`] partitions). Default `<config_topic>-slots`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots_topic: Option<TopicName>,
 }
 
 fn default_config_topic() -> TopicName {
@@ -40,6 +45,15 @@ fn default_status_interval() -> Ranged<200, 60_000> {
 }
 
 impl ClusterConfig {
+    /// Partitions of a slots topic the host creates: sources spread over at most this many
+    /// hosts.
+    pub const SOURCE_SLOTS: i32 = 12;
+
+    /// The slots topic: as set, or `<config_topic>-slots`, so each cluster has its own.
+    pub fn slots_topic(&self) -> String {
+        self.slots_topic.as_ref().map_or_else(|| format!("{}-slots", self.config_topic.as_str()), |t| t.as_str().to_owned())
+    }
+
     /// Problems with the cluster section.
     pub(crate) fn check(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
@@ -49,6 +63,10 @@ impl ClusterConfig {
         }
         if self.config_topic == self.status_topic {
             problems.push(Problem::new("cluster.status_topic", "must differ from cluster.config_topic"));
+        }
+        let slots = self.slots_topic();
+        if slots == self.config_topic.as_str() || slots == self.status_topic.as_str() {
+            problems.push(Problem::new("cluster.slots_topic", "must differ from cluster.config_topic and cluster.status_topic"));
         }
         problems
     }

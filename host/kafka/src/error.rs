@@ -72,4 +72,14 @@ pub enum KafkaError {
         /// The topic.
         topic: String,
     },
+    /// The cluster's source slots topic has no partitions this host can see.
+    #[error("the source slots topic {topic:?} has no partitions")]
+    NoSlots {
+        /// The topic.
+        topic: String,
+    },
+    /// A transactional writer failed for good: fenced by a newer writer with the same
+    /// transactional id (the source runs on another host now), or refused.
+    #[error("{0}")]
+    Fenced(String),
 }

@@ -86,7 +86,10 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
             return Err(KafkaError::PositionsTimeout { topic: topic.to_owned() });
         }
         let msg = match consumer.poll(Duration::from_millis(200)) {
-            None => continue,
+            None => {
+                read_past_markers(&consumer, topic, &mut ends);
+                continue;
+            }
             Some(Ok(msg)) => msg,
             // Reported to the run's health by the client's context; the broker may be back
             // before the deadline.
@@ -105,6 +108,18 @@ pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str
         ends.retain(|&(p, high)| !(p == partition && next >= high));
     }
     Ok(found.map(|(_, position)| position))
+}
+
+/// Retires the partitions whose read position reached their end. A partition written by a
+/// fenced (transactional) writer ends with a commit marker, which is never handed over as a
+/// record: only the position says the reader is past it.
+fn read_past_markers(consumer: &BaseConsumer<HealthContext>, topic: &str, ends: &mut Vec<(i32, i64)>) {
+    let Ok(positions) = consumer.position() else { return };
+    for element in positions.elements_for_topic(topic) {
+        if let Offset::Offset(at) = element.offset() {
+            ends.retain(|&(p, high)| !(p == element.partition() && at >= high));
+        }
+    }
 }
 
 /// How long one metadata request waits before the reader looks at its client's errors.

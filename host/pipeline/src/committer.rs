@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use turnpike_kafka::{Consumer, Delivery, Offsets, OutgoingRecord, Producer};
+use turnpike_kafka::{Consumer, Delivery, FencedPositions, KafkaError, Offsets, OutgoingRecord, Producer};
 use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
@@ -29,8 +29,9 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     /// Folds a later batch's progress into what is acknowledged.
     fn merge(acknowledged: &mut Self::Progress, batch: Self::Progress);
     /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
-    /// is logged and retried at the next save (progress only grows).
-    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = ()> + Send;
+    /// that may pass is logged and retried at the next save (progress only grows); `Err`
+    /// says no save can succeed any more (a fenced writer), which fails the connector.
+    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<(), String>> + Send;
     /// Told each batch's progress once its outputs are acknowledged, between saves.
     fn acknowledged(&self, _batch: &Self::Progress) {}
 }
@@ -48,10 +49,11 @@ impl Checkpoint for GroupOffsets {
         acknowledged.merge(&batch);
     }
 
-    async fn save(&self, acknowledged: &Offsets, sync: bool) {
+    async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<(), String> {
         if let Err(e) = self.consumer.commit_off_thread(acknowledged, sync).await {
             tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
         }
+        Ok(())
     }
 
     /// What a rebalance commits before partitions leave: everything acknowledged so far.
@@ -62,9 +64,18 @@ impl Checkpoint for GroupOffsets {
 
 /// A source's position, saved in the compacted positions topic under the connector's name.
 pub(crate) struct SourcePosition {
-    pub(crate) producer: Producer,
+    pub(crate) writer: PositionWriter,
     pub(crate) topic: String,
     pub(crate) connector: String,
+}
+
+/// How a source's positions are written.
+pub(crate) enum PositionWriter {
+    /// Through the host's producer: on a host of its own, nothing else runs the source.
+    Shared(Producer),
+    /// In a transaction of the source's own fenced writer: in a cluster the source may move,
+    /// and the host it left must not save over its successor.
+    Fenced(Arc<FencedPositions>),
 }
 
 impl Checkpoint for SourcePosition {
@@ -77,17 +88,30 @@ impl Checkpoint for SourcePosition {
         }
     }
 
-    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) {
-        let Some(position) = acknowledged else { return };
-        let record = OutgoingRecord { topic: &self.topic, key: Some(self.connector.as_bytes()), value: Some(position), timestamp: None };
+    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) -> Result<(), String> {
+        let Some(position) = acknowledged else { return Ok(()) };
         // Always waits for the acknowledgement: the committer is its own task, and the next
         // save should not overtake this one.
-        let saved = match self.producer.send(record, []).await {
-            Ok(delivery) => delivery.wait().await,
-            Err(e) => Err(e),
+        let saved = match &self.writer {
+            PositionWriter::Shared(producer) => {
+                let record = OutgoingRecord { topic: &self.topic, key: Some(self.connector.as_bytes()), value: Some(position), timestamp: None };
+                match producer.send(record, []).await {
+                    Ok(delivery) => delivery.wait().await,
+                    Err(e) => Err(e),
+                }
+            }
+            PositionWriter::Fenced(writer) => {
+                let (writer, position) = (writer.clone(), position.clone());
+                tokio::task::spawn_blocking(move || writer.save(&position)).await.unwrap_or_else(|e| Err(KafkaError::Blocking(e.to_string())))
+            }
         };
-        if let Err(e) = saved {
-            tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; will retry");
+        match saved {
+            Ok(()) => Ok(()),
+            Err(KafkaError::Fenced(why)) => Err(why),
+            Err(e) => {
+                tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; will retry");
+                Ok(())
+            }
         }
     }
 }
@@ -118,7 +142,9 @@ pub(crate) async fn run<C: Checkpoint>(
         let batch = tokio::select! {
             batch = batches.recv() => batch,
             _ = tokio::time::sleep_until(due), if dirty => {
-                checkpoint.save(&acknowledged, false).await;
+                if let Err(why) = checkpoint.save(&acknowledged, false).await {
+                    return cannot_save(&status, &connector, &why, &failed);
+                }
                 (last_save, dirty) = (Instant::now(), false);
                 continue;
             }
@@ -140,11 +166,23 @@ pub(crate) async fn run<C: Checkpoint>(
         C::merge(&mut acknowledged, batch.progress);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
-            checkpoint.save(&acknowledged, false).await;
+            if let Err(why) = checkpoint.save(&acknowledged, false).await {
+                batches.close();
+                return cannot_save(&status, &connector, &why, &failed);
+            }
             (last_save, dirty) = (Instant::now(), false);
         }
     }
     // Refuse further batches at once, so a task blocked on a full channel wakes up.
     batches.close();
-    checkpoint.save(&acknowledged, true).await;
+    if let Err(why) = checkpoint.save(&acknowledged, true).await {
+        cannot_save(&status, &connector, &why, &failed);
+    }
+}
+
+/// Progress can no longer be saved: the connector fails, and its task stops reading.
+fn cannot_save(status: &LiveStatus, connector: &str, why: &str, failed: &CancellationToken) {
+    tracing::error!(%connector, error = %why, "cannot save progress any more; stopping");
+    status.set(ConnectorState::Failed, Some(FaultInfo::new(FaultClass::Kafka, why)));
+    failed.cancel();
 }

@@ -38,6 +38,9 @@ pub(crate) struct Shared {
     pub(crate) probe: Arc<crate::broker_watch::BrokerProbe>,
     /// The one producer every connector's tasks send through.
     pub(crate) producer: crate::shared_producer::SharedProducer,
+    /// In a cluster, the source slots this host owns: a source runs only on the host that
+    /// owns its slot, and saves its position through a fenced writer (`crate::placement`).
+    pub(crate) slots: std::sync::OnceLock<Arc<turnpike_kafka::Slots>>,
 }
 
 /// The channels a connector's task listens to: pause, and plugin swaps.
@@ -63,7 +66,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, connector: tokio::sync::watch
         let run = {
             let latest = connector.clone();
             let (shared, status, cancel, controls) = (shared.clone(), status.clone(), cancel.clone(), controls.clone());
-            tokio::spawn(async move { crate::task_pool::run_tasks(&shared, latest, &status, &cancel, &controls).await })
+            tokio::spawn(async move { crate::placement::run_placed(&shared, latest, &status, &cancel, &controls).await })
         };
         let ended = run.await;
         status.measures.run_ended();
@@ -263,7 +266,15 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             let mut step = source.clone();
             step.config = resolved.source.take().unwrap_or(step.config);
             let plugin = SourcePlugin { info, step, output_topic: output.topic.clone(), limits };
-            Task::Source(SourceTask { cx, plugin, kafka: shared.kafka.clone(), positions_topic: shared.positions_topic.clone(), health: health.clone(), secrets: shared.secrets.for_team(config.team.clone()) })
+            Task::Source(SourceTask {
+                cx,
+                plugin,
+                kafka: shared.kafka.clone(),
+                positions_topic: shared.positions_topic.clone(),
+                fenced: shared.slots.get().is_some(),
+                health: health.clone(),
+                secrets: shared.secrets.for_team(config.team.clone()),
+            })
         }
         Flow::Sink { sink, .. } => {
             let plugin = resolve_kind(&shared.registry, &sink.plugin, PluginKind::Sink, team)?;

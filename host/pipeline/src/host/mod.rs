@@ -101,6 +101,7 @@ impl Host {
             positions_topic: DEFAULT_POSITIONS_TOPIC.to_owned(),
             secrets: SecretStore::in_memory(),
             producer: Default::default(),
+            slots: std::sync::OnceLock::new(),
         });
         Self {
             runtime,

@@ -20,6 +20,13 @@ impl Host {
         self.cluster.set(log).map_err(|_| HostError::Internal("the host joined a cluster already".into()))
     }
 
+    /// Runs each source connector only where its slot is owned (a cluster's source slots
+    /// group decides), saving positions through a fenced writer. Once, before any source
+    /// connector is applied.
+    pub fn place_sources(&self, slots: Arc<turnpike_kafka::Slots>) -> Result<(), HostError> {
+        self.shared.slots.set(slots).map_err(|_| HostError::Internal("the host places its sources already".into()))
+    }
+
     /// Whether this host belongs to a cluster.
     pub fn in_cluster(&self) -> bool {
         self.cluster.get().is_some()
@@ -47,12 +54,6 @@ impl Host {
         // The same config again: nothing to write (a new version would restart nothing anyway).
         if self.definition(config.name.as_str()).is_some_and(|(running, _)| running == config) {
             return Ok(Applied::Unchanged);
-        }
-        if config.source.is_some() {
-            return Err(HostError::Invalid(vec![turnpike_config::Problem::new(
-                "connector.source",
-                "source connectors do not run in a cluster yet (every host would run one); run them on a host of its own",
-            )]));
         }
         match log.change(Change::Put(config)).await? {
             Outcome::Put(applied) => Ok(applied),

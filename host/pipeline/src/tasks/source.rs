@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{ErrorTolerance, SourceStep, TopicName};
-use turnpike_kafka::{read_position, BrokerHealth};
+use turnpike_kafka::{read_position, BrokerHealth, FencedPositions};
 use turnpike_state::TeamSecrets;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
@@ -15,7 +15,7 @@ use crate::retry::{Attempt, Retry, RetryLog};
 use super::{drain, finish, produce, Exit, TaskContext};
 use crate::chain::route_refused;
 use crate::database;
-use crate::committer::{self, PendingBatch, SourcePosition, IN_FLIGHT_BATCHES};
+use crate::committer::{self, PendingBatch, PositionWriter, SourcePosition, IN_FLIGHT_BATCHES};
 use crate::failures::{without, FailedRecord, ReadFrom};
 use crate::registry::PluginInfo;
 use crate::status::{FaultInfo, LiveStatus};
@@ -25,6 +25,9 @@ pub(crate) struct SourceTask {
     pub(crate) plugin: SourcePlugin,
     pub(crate) kafka: Vec<(String, String)>,
     pub(crate) positions_topic: String,
+    /// Whether positions go through the source's own fenced writer (in a cluster, where the
+    /// source may move between hosts) rather than the host's producer.
+    pub(crate) fenced: bool,
     /// The run's broker health, which the positions reader reports to while the source starts.
     pub(crate) health: Arc<BrokerHealth>,
     /// Where the `database.password` reference is resolved, when the source starts.
@@ -54,6 +57,12 @@ impl SourcePlugin {
 impl SourceTask {
     pub(crate) async fn run(mut self) {
         let name = self.cx.connector.name().to_string();
+        // Opened before the position is read: opening fences the host the source ran on
+        // before, so nothing it saves after can land, and what it saved before is read.
+        let writer = match self.position_writer().await {
+            Ok(writer) => writer,
+            Err(fault) => return finish(&self.cx.status, &name, Exit::Failed(fault)),
+        };
         let (position, source) = match self.start().await {
             Ok(started) => started,
             Err(fault) => return finish(&self.cx.status, &name, Exit::Failed(fault)),
@@ -63,12 +72,26 @@ impl SourceTask {
 
         let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
         let delivery_failed = CancellationToken::new();
-        let checkpoint = SourcePosition { producer: self.cx.producer.clone(), topic: self.positions_topic.clone(), connector: name.clone() };
+        let checkpoint = SourcePosition { writer, topic: self.positions_topic.clone(), connector: name.clone() };
         let committer = tokio::spawn(committer::run(rx, checkpoint, self.cx.status.clone(), (name.clone(), self.cx.task), delivery_failed.clone()));
         let exit = self.poll_loop(source, position, &tx, &delivery_failed).await;
         drop(tx);
         drain(committer, &name).await;
         self.cx.finish(&name, exit);
+    }
+
+    /// Where this run saves positions: the host's producer, or the source's own fenced writer.
+    async fn position_writer(&mut self) -> Result<PositionWriter, FaultInfo> {
+        if !self.fenced {
+            return Ok(PositionWriter::Shared(self.cx.producer.clone()));
+        }
+        let name = self.cx.connector.name().to_string();
+        let (kafka, topic, id) = (self.kafka.clone(), self.positions_topic.clone(), format!("turnpike-position-{name}"));
+        let opened = tokio::task::spawn_blocking(move || FencedPositions::open(&kafka, &topic, &name, &id))
+            .await
+            .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("position writer task: {e}")))?;
+        let writer = opened.map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("opening the source's fenced position writer: {e}")))?;
+        Ok(PositionWriter::Fenced(Arc::new(writer)))
     }
 
     /// Reads the last saved position and creates the source and the chain.

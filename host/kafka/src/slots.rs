@@ -1,0 +1,287 @@
+//! Where a cluster's source connectors run. A source reads no partitions the broker could
+//! spread, so the hosts share a data-less "slots" topic instead: one cluster-wide consumer
+//! group reads it, the broker gives each host some of its partitions (slots), and a host runs
+//! the sources whose slot it owns (a connector's slot is a hash of its name). Before a slot
+//! leaves a host (a rebalance moves it, or the host was gone past its session), the host
+//! stops the sources on it, which save their position, and only then lets it go.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer as _, ConsumerContext, Rebalance};
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::TopicPartitionList;
+use tokio::sync::watch;
+
+use crate::KafkaError;
+
+/// How long creating the topic or reading its metadata may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a revocation waits for the sources on its slots to stop and save their
+/// position; past it the slot goes anyway (the next owner's fenced writer keeps a late save
+/// from landing).
+const REVOKE_WAIT: Duration = Duration::from_secs(60);
+
+/// Which slots this host owns, and which have sources running on them.
+pub struct Slots {
+    count: i32,
+    state: Mutex<SlotState>,
+    /// Woken when a source stops: a revocation waits on it.
+    released: Condvar,
+    /// Bumped on every change of ownership, for the supervisors waiting for a slot.
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    owned: BTreeSet<i32>,
+    running: HashMap<i32, usize>,
+}
+
+/// A source running on a slot: the slot is not given up while the lease is held.
+pub struct SlotLease {
+    slots: Arc<Slots>,
+    slot: i32,
+}
+
+impl Drop for SlotLease {
+    fn drop(&mut self) {
+        let mut state = self.slots.state();
+        if let Some(n) = state.running.get_mut(&self.slot) {
+            *n = n.saturating_sub(1);
+        }
+        self.slots.released.notify_all();
+    }
+}
+
+impl Slots {
+    fn new(count: i32) -> Self {
+        Self { count: count.max(1), state: Mutex::default(), released: Condvar::new(), changed: watch::channel(0).0 }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The slot of connector `name`: the same on every host (CRC-32 of the name, modulo the
+    /// slots topic's partition count).
+    pub fn slot_of(&self, name: &str) -> i32 {
+        (crc32fast::hash(name.as_bytes()) % self.count as u32) as i32
+    }
+
+    /// Whether this host owns `slot` now.
+    pub fn owns(&self, slot: i32) -> bool {
+        self.state().owned.contains(&slot)
+    }
+
+    /// The slots this host owns now.
+    pub fn owned(&self) -> BTreeSet<i32> {
+        self.state().owned.clone()
+    }
+
+    /// Changes of ownership, to wait for one.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// A lease on `slot` if this host owns it: checked and taken at once, so a revocation
+    /// either sees the lease and waits for it, or comes first and there is none.
+    pub fn try_lease(self: &Arc<Self>, slot: i32) -> Option<SlotLease> {
+        let mut state = self.state();
+        if !state.owned.contains(&slot) {
+            return None;
+        }
+        *state.running.entry(slot).or_default() += 1;
+        Some(SlotLease { slots: self.clone(), slot })
+    }
+
+    fn assign(&self, slots: &[i32]) {
+        self.state().owned.extend(slots.iter().copied());
+        self.changed.send_modify(|n| *n += 1);
+        tracing::info!(slots = ?slots, "source slots assigned to this host");
+    }
+
+    /// Gives `slots` up once no source runs on them (or after [`REVOKE_WAIT`]).
+    fn revoke(&self, slots: &[i32]) {
+        let mut state = self.state();
+        for slot in slots {
+            state.owned.remove(slot);
+        }
+        self.changed.send_modify(|n| *n += 1);
+        let deadline = Instant::now() + REVOKE_WAIT;
+        while slots.iter().any(|s| state.running.get(s).is_some_and(|&n| n > 0)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::warn!(slots = ?slots, "sources on revoked slots did not stop in time; giving the slots up anyway");
+                break;
+            }
+            state = self.released.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        tracing::info!(slots = ?slots, "source slots revoked from this host");
+    }
+}
+
+/// The slots consumer's context: rebalances change this host's slots.
+struct SlotContext {
+    slots: Arc<Slots>,
+}
+
+impl ClientContext for SlotContext {}
+
+fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
+    tpl.elements().iter().map(|e| e.partition()).collect()
+}
+
+impl ConsumerContext for SlotContext {
+    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(tpl) = rebalance {
+            self.slots.revoke(&partitions(tpl));
+        }
+    }
+
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Assign(tpl) => self.slots.assign(&partitions(tpl)),
+            Rebalance::Revoke(_) => {}
+            Rebalance::Error(e) => tracing::warn!(error = %e, "source slots rebalance failed"),
+        }
+    }
+}
+
+/// This host's membership of the slots group: read on a thread of its own until dropped.
+pub struct SlotOwner {
+    slots: Arc<Slots>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SlotOwner {
+    /// Creates `topic` with `count` partitions if missing and joins `group`, which reads it.
+    /// The slot count is the topic's, whatever `count` says, so every host agrees.
+    pub async fn join(settings: &[(String, String)], topic: &str, count: i32, group: &str) -> Result<Self, KafkaError> {
+        let mut config = ClientConfig::new();
+        for (k, v) in settings {
+            config.set(k, v);
+        }
+        create_topic(&config, topic, count).await?;
+        let (config, topic_name, group) = (config, topic.to_owned(), group.to_owned());
+        tokio::task::spawn_blocking(move || Self::start(config, &topic_name, &group)).await.map_err(|e| KafkaError::Blocking(e.to_string()))?
+    }
+
+    fn start(mut config: ClientConfig, topic: &str, group: &str) -> Result<Self, KafkaError> {
+        let metadata_client: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "slots reader", source })?;
+        let metadata = metadata_client.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+        let count = metadata.topics().iter().find(|t| t.name() == topic).map_or(0, |t| t.partitions().len() as i32);
+        if count == 0 {
+            return Err(KafkaError::NoSlots { topic: topic.to_owned() });
+        }
+        let slots = Arc::new(Slots::new(count));
+        config.set("group.id", group).set("enable.auto.commit", "false").set("enable.partition.eof", "false");
+        let uses_kip_848 = config.get("group.protocol").is_some_and(|p| p == "consumer");
+        if !uses_kip_848 {
+            config.set("partition.assignment.strategy", "cooperative-sticky");
+        }
+        let consumer: BaseConsumer<SlotContext> = config.create_with_context(SlotContext { slots: slots.clone() }).map_err(|source| KafkaError::Client { role: "slots reader", source })?;
+        consumer.subscribe(&[topic]).map_err(|source| KafkaError::Subscribe { topics: vec![topic.to_owned()], source })?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::thread::Builder::new()
+            .name("turnpike-slots".into())
+            .spawn({
+                let stop = stop.clone();
+                move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        // The topic holds no records: polling serves the rebalances.
+                        if let Some(Err(e)) = consumer.poll(Duration::from_millis(200)) {
+                            tracing::debug!(error = %e, "source slots consumer");
+                        }
+                    }
+                    // Dropping leaves the group: its slots are revoked (nothing runs on them
+                    // by now) and move to the other hosts at once.
+                    drop(consumer);
+                }
+            })
+            .map_err(|e| KafkaError::Blocking(format!("starting the slots reader thread: {e}")))?;
+        tracing::info!(%topic, slots = count, %group, "joined the source slots group");
+        Ok(Self { slots, stop, thread: Some(thread) })
+    }
+
+    /// The slots this host owns, for the supervisors.
+    pub fn slots(&self) -> Arc<Slots> {
+        self.slots.clone()
+    }
+
+    /// Leaves the slots group (after this host's sources stopped) and waits until it left.
+    pub fn leave(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for SlotOwner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Creates the slots topic unless it exists (a refusal is logged: an operator may have made it).
+async fn create_topic(config: &ClientConfig, topic: &str, count: i32) -> Result<(), KafkaError> {
+    let admin: AdminClient<DefaultClientContext> = config.create().map_err(|source| KafkaError::Client { role: "admin client", source })?;
+    // Short retention: nothing is ever written to it.
+    let new = NewTopic::new(topic, count, TopicReplication::Fixed(-1)).set("retention.ms", "60000");
+    let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
+    let results = admin.create_topics([&new], &options).await.map_err(|source| KafkaError::CreateTopic { topic: topic.to_owned(), source })?;
+    match results.into_iter().next() {
+        Some(Ok(_)) => tracing::info!(%topic, partitions = count, "created the source slots topic"),
+        Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => {}
+        Some(Err((_, code))) => tracing::warn!(%topic, error = %code, "could not create the source slots topic; using it as it is"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_leased_only_while_owned_and_a_revocation_waits_for_its_lease() {
+        let slots = Arc::new(Slots::new(12));
+        assert!(slots.try_lease(3).is_none(), "not owned yet");
+        slots.assign(&[3, 4]);
+        let lease = slots.try_lease(3).expect("owned");
+        let revoking = std::thread::spawn({
+            let slots = slots.clone();
+            move || {
+                let began = Instant::now();
+                slots.revoke(&[3]);
+                began.elapsed()
+            }
+        });
+        // The revocation has removed the slot at once, and waits for the lease.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while slots.owns(3) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(!slots.owns(3) && slots.try_lease(3).is_none(), "a revoked slot is not leased again");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!revoking.is_finished(), "the revocation waits while a source runs on the slot");
+        drop(lease);
+        assert!(revoking.join().expect("revocation") >= Duration::from_millis(200));
+        assert_eq!(slots.owned(), BTreeSet::from([4]));
+    }
+
+    #[test]
+    fn every_host_puts_a_connector_in_the_same_slot() {
+        let slots = Slots::new(12);
+        assert_eq!(slots.slot_of("orders-from-db"), (crc32fast::hash(b"orders-from-db") % 12) as i32);
+        let spread: BTreeSet<i32> = (0..100).map(|i| slots.slot_of(&format!("source-{i}"))).collect();
+        assert!(spread.len() > 6, "names spread over the slots: {spread:?}");
+    }
+}
