@@ -82,4 +82,8 @@ pub enum KafkaError {
     /// transactional id (the source runs on another host now), or refused.
     #[error("{0}")]
     Fenced(String),
+    /// A transactional writer is left in a state it cannot save from (a failed save whose
+    /// transaction could not be aborted).
+    #[error("{0}")]
+    PositionWriter(String),
 }

@@ -9,12 +9,28 @@
 use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
+use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer as _};
 
 use crate::KafkaError;
 
 /// How long starting the writer (which fences the previous one) or one save may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Delivery settings of the host's `kafka:` that a transactional producer sets itself:
+/// librdkafka refuses to create one with some values the shared producer accepts
+/// (`enable.idempotence: false`, `retries: 0`, `message.timeout.ms` above the transaction
+/// timeout, more than 5 requests in flight).
+const OWN_SETTINGS: [&str; 8] = [
+    "enable.idempotence",
+    "acks",
+    "request.required.acks",
+    "retries",
+    "message.send.max.retries",
+    "max.in.flight",
+    "max.in.flight.requests.per.connection",
+    "message.timeout.ms",
+];
 
 /// Saves one source's positions, fenced against an older writer of the same source.
 pub struct FencedPositions {
@@ -23,12 +39,14 @@ pub struct FencedPositions {
     connector: String,
 }
 
-/// Why a save failed: for good (`Fenced`), or for now (retried at the next save).
+/// Why a save failed: fenced by a newer writer (the source runs elsewhere now), unusable for
+/// another reason librdkafka calls fatal, or for now (retried at the next save).
 fn classify(e: rdkafka::error::KafkaError, connector: &str) -> KafkaError {
     match &e {
-        rdkafka::error::KafkaError::Transaction(rd) if rd.is_fatal() => KafkaError::Fenced(format!(
-            "the position writer of source {connector:?} was fenced ({rd}): a newer writer took over, so this source runs on another host now"
-        )),
+        rdkafka::error::KafkaError::Transaction(rd) if matches!(rd.code(), RDKafkaErrorCode::ProducerFenced | RDKafkaErrorCode::InvalidProducerEpoch | RDKafkaErrorCode::Fenced) => {
+            KafkaError::Fenced(format!("the position writer of source {connector:?} was fenced ({rd}): a newer writer took over, so this source runs on another host now"))
+        }
+        rdkafka::error::KafkaError::Transaction(rd) if rd.is_fatal() => KafkaError::PositionWriter(format!("the position writer of source {connector:?} failed for good: {rd}")),
         _ => KafkaError::Delivery { topic: format!("positions of {connector}"), source: e },
     }
 }
@@ -39,7 +57,7 @@ impl FencedPositions {
     /// end first.
     pub fn open(settings: &[(String, String)], topic: &str, connector: &str, transactional_id: &str) -> Result<Self, KafkaError> {
         let mut config = ClientConfig::new();
-        for (k, v) in settings {
+        for (k, v) in settings.iter().filter(|(k, _)| !OWN_SETTINGS.contains(&k.as_str())) {
             config.set(k, v);
         }
         config.set("transactional.id", transactional_id);
@@ -49,23 +67,33 @@ impl FencedPositions {
     }
 
     /// Saves `position` in a transaction of its own. [`KafkaError::Fenced`] when a newer
-    /// writer took over (the source must stop); any other error may pass (save again later).
+    /// writer took over (the source must stop); [`KafkaError::PositionWriter`] when the
+    /// transaction could not be ended either way (the writer is unusable: the source
+    /// restarts with a new one); any other error passes (the next save carries a newer
+    /// position), the transaction aborted.
     pub fn save(&self, position: &[u8]) -> Result<(), KafkaError> {
         self.producer.begin_transaction().map_err(|e| classify(e, &self.connector))?;
         let record = BaseRecord::to(&self.topic).key(self.connector.as_bytes()).payload(position);
-        if let Err((e, _)) = self.producer.send(record) {
-            let _ = self.producer.abort_transaction(TIMEOUT);
-            return Err(classify(e, &self.connector));
-        }
-        let committed = self.producer.commit_transaction(TIMEOUT);
+        let saved = match self.producer.send(record) {
+            Ok(()) => self.producer.commit_transaction(TIMEOUT),
+            Err((e, _)) => Err(e),
+        };
         // Delivery reports: nothing to learn from them after the commit's answer.
         self.producer.poll(Duration::ZERO);
-        committed.map_err(|e| {
-            if matches!(&e, rdkafka::error::KafkaError::Transaction(rd) if rd.txn_requires_abort()) {
-                let _ = self.producer.abort_transaction(TIMEOUT);
-            }
-            classify(e, &self.connector)
-        })
+        let Err(e) = saved else { return Ok(()) };
+        let failed = classify(e, &self.connector);
+        if matches!(failed, KafkaError::Fenced(_)) {
+            return Err(failed);
+        }
+        // Whatever the failure (a commit that timed out, a flush that did not finish), the
+        // transaction is ended before the next save begins one.
+        if let Err(abort) = self.producer.abort_transaction(TIMEOUT) {
+            return Err(match classify(abort, &self.connector) {
+                fenced @ KafkaError::Fenced(_) => fenced,
+                other => KafkaError::PositionWriter(format!("the position writer of source {:?} could not end a failed save ({failed}; abort: {other})", self.connector)),
+            });
+        }
+        Err(failed)
     }
 }
 

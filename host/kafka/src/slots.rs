@@ -175,12 +175,7 @@ impl SlotOwner {
     }
 
     fn start(mut config: ClientConfig, topic: &str, group: &str) -> Result<Self, KafkaError> {
-        let metadata_client: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "slots reader", source })?;
-        let metadata = metadata_client.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
-        let count = metadata.topics().iter().find(|t| t.name() == topic).map_or(0, |t| t.partitions().len() as i32);
-        if count == 0 {
-            return Err(KafkaError::NoSlots { topic: topic.to_owned() });
-        }
+        let count = partition_count(&config, topic)?;
         let slots = Arc::new(Slots::new(count));
         config.set("group.id", group).set("enable.auto.commit", "false").set("enable.partition.eof", "false");
         let uses_kip_848 = config.get("group.protocol").is_some_and(|p| p == "consumer");
@@ -194,11 +189,21 @@ impl SlotOwner {
             .name("turnpike-slots".into())
             .spawn({
                 let stop = stop.clone();
+                let slots = slots.clone();
                 move || {
                     while !stop.load(Ordering::Relaxed) {
                         // The topic holds no records: polling serves the rebalances.
                         if let Some(Err(e)) = consumer.poll(Duration::from_millis(200)) {
                             tracing::debug!(error = %e, "source slots consumer");
+                        }
+                        if let Some((code, reason)) = consumer.client().fatal_error() {
+                            // librdkafka never retries, and never finishes closing such a
+                            // consumer: this host gives its slots up (the broker gives them
+                            // to the others) and leaves the client behind.
+                            tracing::error!(error = %reason, ?code, "the source slots consumer failed for good; this host runs no source until it restarts");
+                            slots.revoke(&slots.owned().into_iter().collect::<Vec<_>>());
+                            std::mem::forget(consumer);
+                            return;
                         }
                     }
                     // Dropping leaves the group: its slots are revoked (nothing runs on them
@@ -228,6 +233,25 @@ impl SlotOwner {
 impl Drop for SlotOwner {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The slots topic's partition count, asked until the broker knows the topic (one created a
+/// moment ago may not be in the metadata yet).
+fn partition_count(config: &ClientConfig, topic: &str) -> Result<i32, KafkaError> {
+    let client: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "slots reader", source })?;
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let metadata = client.fetch_metadata(Some(topic), TIMEOUT).map_err(KafkaError::Offsets)?;
+        let listed = metadata.topics().iter().find(|t| t.name() == topic);
+        let count = listed.filter(|t| t.error().is_none()).map_or(0, |t| t.partitions().len() as i32);
+        if count > 0 {
+            return Ok(count);
+        }
+        if Instant::now() >= deadline {
+            return Err(KafkaError::NoSlots { topic: topic.to_owned() });
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

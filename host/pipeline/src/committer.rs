@@ -31,7 +31,7 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
     /// that may pass is logged and retried at the next save (progress only grows); `Err`
     /// says no save can succeed any more (a fenced writer), which fails the connector.
-    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<(), String>> + Send;
+    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<(), FaultInfo>> + Send;
     /// Told each batch's progress once its outputs are acknowledged, between saves.
     fn acknowledged(&self, _batch: &Self::Progress) {}
 }
@@ -49,7 +49,7 @@ impl Checkpoint for GroupOffsets {
         acknowledged.merge(&batch);
     }
 
-    async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<(), String> {
+    async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<(), FaultInfo> {
         if let Err(e) = self.consumer.commit_off_thread(acknowledged, sync).await {
             tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
         }
@@ -88,7 +88,7 @@ impl Checkpoint for SourcePosition {
         }
     }
 
-    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) -> Result<(), String> {
+    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) -> Result<(), FaultInfo> {
         let Some(position) = acknowledged else { return Ok(()) };
         // Always waits for the acknowledgement: the committer is its own task, and the next
         // save should not overtake this one.
@@ -107,7 +107,8 @@ impl Checkpoint for SourcePosition {
         };
         match saved {
             Ok(()) => Ok(()),
-            Err(KafkaError::Fenced(why)) => Err(why),
+            Err(KafkaError::Fenced(why)) => Err(FaultInfo::new(FaultClass::Fenced, why)),
+            Err(KafkaError::PositionWriter(why)) => Err(FaultInfo::new(FaultClass::Kafka, why)),
             Err(e) => {
                 tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; will retry");
                 Ok(())
@@ -142,8 +143,8 @@ pub(crate) async fn run<C: Checkpoint>(
         let batch = tokio::select! {
             batch = batches.recv() => batch,
             _ = tokio::time::sleep_until(due), if dirty => {
-                if let Err(why) = checkpoint.save(&acknowledged, false).await {
-                    return cannot_save(&status, &connector, &why, &failed);
+                if let Err(fault) = checkpoint.save(&acknowledged, false).await {
+                    return cannot_save(&status, &connector, fault, &failed);
                 }
                 (last_save, dirty) = (Instant::now(), false);
                 continue;
@@ -166,23 +167,23 @@ pub(crate) async fn run<C: Checkpoint>(
         C::merge(&mut acknowledged, batch.progress);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
-            if let Err(why) = checkpoint.save(&acknowledged, false).await {
+            if let Err(fault) = checkpoint.save(&acknowledged, false).await {
                 batches.close();
-                return cannot_save(&status, &connector, &why, &failed);
+                return cannot_save(&status, &connector, fault, &failed);
             }
             (last_save, dirty) = (Instant::now(), false);
         }
     }
     // Refuse further batches at once, so a task blocked on a full channel wakes up.
     batches.close();
-    if let Err(why) = checkpoint.save(&acknowledged, true).await {
-        cannot_save(&status, &connector, &why, &failed);
+    if let Err(fault) = checkpoint.save(&acknowledged, true).await {
+        cannot_save(&status, &connector, fault, &failed);
     }
 }
 
 /// Progress can no longer be saved: the connector fails, and its task stops reading.
-fn cannot_save(status: &LiveStatus, connector: &str, why: &str, failed: &CancellationToken) {
-    tracing::error!(%connector, error = %why, "cannot save progress any more; stopping");
-    status.set(ConnectorState::Failed, Some(FaultInfo::new(FaultClass::Kafka, why)));
+fn cannot_save(status: &LiveStatus, connector: &str, fault: FaultInfo, failed: &CancellationToken) {
+    tracing::error!(%connector, class = %fault.class, error = %fault.message, "cannot save progress any more; stopping");
+    status.set(ConnectorState::Failed, Some(fault));
     failed.cancel();
 }

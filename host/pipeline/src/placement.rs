@@ -4,15 +4,21 @@
 //! its slot does: the host stops it (its position saved) before the slot goes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow};
+use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
 use crate::status::LiveStatus;
 use crate::supervisor::{Controls, Shared};
 use crate::task_pool::run_tasks;
+
+/// How long a host whose source was taken over waits for its slots to change before it may
+/// run the source again (if the broker still gives it the slot, it is the owner after all).
+const FENCED_WAIT: Duration = Duration::from_secs(60);
 
 /// Runs the connector's tasks where they belong: here at once, or, for a source in a
 /// cluster, whenever this host owns its slot (`UNASSIGNED` in between). Returns when the
@@ -62,10 +68,26 @@ pub(crate) async fn run_placed(shared: &Shared, latest: watch::Receiver<Connecto
             running.await;
         }
         drop(lease);
-        if !moved || cancel.is_cancelled() {
+        if cancel.is_cancelled() {
             return;
         }
-        tracing::info!(connector = %name, slot, "the source's slot moved to another host: stopped here, its position saved");
+        if !moved && status.state() == ConnectorState::Failed && status.error_class().as_deref() == Some(FaultClass::Fenced.as_str()) {
+            // Another host opened the source's writer: the broker gave it the slot, and this
+            // host has not heard yet (it was frozen, say). Taking the slot again now would
+            // fence that host in turn; wait for this host's slots to change first.
+            tracing::warn!(connector = %name, slot, "another host took the source over; waiting for this host's slots to change");
+            status.set(ConnectorState::Unassigned, None);
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(FENCED_WAIT) => {}
+            }
+            continue;
+        }
+        if !moved {
+            return;
+        }
+        tracing::info!(connector = %name, slot, "the source's slot moved to another host: stopped here");
         status.set(ConnectorState::Unassigned, None);
     }
 }

@@ -228,6 +228,11 @@ impl LiveStatus {
         }
     }
 
+    /// The class of the error the status shows, if any.
+    pub(crate) fn error_class(&self) -> Option<String> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).2.as_ref().map(|e| e.class.clone())
+    }
+
     /// Changes state and emits the event. `RESTARTING` and `FAILED` without a new error keep
     /// the last one, so the status still says why.
     pub(crate) fn set(&self, state: ConnectorState, error: Option<FaultInfo>) {

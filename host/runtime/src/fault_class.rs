@@ -82,6 +82,8 @@ fault_classes! {
     Config => "config",
     /// A Kafka client failed.
     Kafka => "kafka",
+    /// In a cluster, another host took the source over: its position writer was fenced.
+    Fenced => "fenced",
     /// A bug in the host ended the connector's task.
     Panic => "panic",
     /// The connector was stopped while a batch waited to be retried; a shutdown, not a
