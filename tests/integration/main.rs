@@ -17,6 +17,7 @@ mod dev;
 mod faults;
 mod fenced_positions;
 mod hardening;
+mod idle;
 mod lifecycle;
 mod metrics;
 mod masking;

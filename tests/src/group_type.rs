@@ -19,6 +19,21 @@ const TIMEOUT_MS: i32 = 30_000;
 /// an error for a group with no members.
 /// Blocking: call it from a blocking thread or a test's synchronous part.
 pub fn group_type(group: &str) -> Result<String> {
+    let (kind, members) = describe(group)?;
+    if members == 0 {
+        bail!("the group has no members (it may not exist)");
+    }
+    Ok(kind)
+}
+
+/// How many members consumer group `group` has on the test broker now (0 for a group the
+/// broker does not know). Blocking, as [`group_type`].
+pub fn group_members(group: &str) -> Result<usize> {
+    Ok(describe(group)?.1)
+}
+
+/// The group's type and member count, as the broker describes it.
+fn describe(group: &str) -> Result<(String, usize)> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", crate::bootstrap()).create()?;
     let client = admin.inner().native_ptr();
     let group = CString::new(group)?;
@@ -44,8 +59,9 @@ pub fn group_type(group: &str) -> Result<String> {
     answer
 }
 
-/// The group type in a DescribeConsumerGroups result event (which stays the caller's).
-fn read_type(event: *mut rd::rd_kafka_event_t) -> Result<String> {
+/// The group type and member count in a DescribeConsumerGroups result event (which stays
+/// the caller's).
+fn read_type(event: *mut rd::rd_kafka_event_t) -> Result<(String, usize)> {
     // SAFETY: `event` is a live event; every pointer read from it lives as long as it does,
     // and the strings are NUL-terminated.
     unsafe {
@@ -67,16 +83,13 @@ fn read_type(event: *mut rd::rd_kafka_event_t) -> Result<String> {
             bail!("describing the group: {}", CStr::from_ptr(rd::rd_kafka_error_string(error)).to_string_lossy());
         }
         // A group the broker does not have is described without an error, as an empty
-        // classic group: that would pass for a classic one.
+        // classic group: callers that want a type refuse one without members.
         let members = rd::rd_kafka_ConsumerGroupDescription_member_count(description);
-        if members == 0 {
-            bail!("the group has no members (it may not exist)");
-        }
-        Ok(match rd::rd_kafka_ConsumerGroupDescription_type(description) {
+        let kind = match rd::rd_kafka_ConsumerGroupDescription_type(description) {
             rd::rd_kafka_consumer_group_type_t::RD_KAFKA_CONSUMER_GROUP_TYPE_CONSUMER => "consumer",
             rd::rd_kafka_consumer_group_type_t::RD_KAFKA_CONSUMER_GROUP_TYPE_CLASSIC => "classic",
             _ => "unknown",
-        }
-        .to_owned())
+        };
+        Ok((kind.to_owned(), members))
     }
 }

@@ -27,7 +27,7 @@ mod relay;
 pub mod s3;
 pub mod sql;
 pub mod sql_pipeline;
-pub use group_type::group_type;
+pub use group_type::{group_members, group_type};
 pub use http_server::{json, Answer, Received, TestServer};
 pub use poison::produce_with_raw_header_key;
 pub use positions::{all_saved_positions, end_offset, saved_positions};

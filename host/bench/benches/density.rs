@@ -5,8 +5,10 @@
 //! Run with `cargo bench -p turnpike-bench --bench density`: it starts the project's test
 //! broker (tests/kafka/kafka.sh), or uses `TURNPIKE_BENCH_BOOTSTRAP=host:port`.
 //! `TURNPIKE_BENCH_CONNECTORS` sets how many idle connectors (default 1,000). Each is an
-//! identity transform on a topic of its own that nobody writes to. The figures are for this
-//! process, which is the host (Linux `/proc/self`).
+//! identity transform on a topic of its own that nobody writes to. They are measured twice:
+//! holding their consumers, then after each gave its consumer up (`batch.idle_after_ms`,
+//! `TURNPIKE_BENCH_IDLE_AFTER_MS`, default 60,000). The figures are for this process, which
+//! is the host (Linux `/proc/self`).
 
 use std::time::{Duration, Instant};
 
@@ -66,6 +68,19 @@ async fn all_running(host: &Host, names: &[String], within: Duration) -> anyhow:
     }
 }
 
+/// Waits until every task of `names` gave its consumer up.
+async fn all_idle(host: &Host, names: &[String], within: Duration) -> anyhow::Result<()> {
+    let began = Instant::now();
+    loop {
+        let idle = host.statuses().iter().filter(|s| names.contains(&s.name) && !s.tasks.is_empty() && s.tasks.iter().all(|t| t.idle)).count();
+        if idle == names.len() {
+            return Ok(());
+        }
+        anyhow::ensure!(began.elapsed() < within, "{idle} of {} connectors idle after {within:?}", names.len());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Preloads a topic and times one pii-mask connector through it: records/s from its first
 /// output to its last, so the group join before it does not count.
 async fn busy_rate(host: &Host, bootstrap: &str, producer: &Producer, label: &str) -> anyhow::Result<f64> {
@@ -84,6 +99,9 @@ async fn run() -> anyhow::Result<()> {
     let broker = BenchBroker::get()?;
     let bootstrap = broker.bootstrap.clone();
     let count: usize = std::env::var("TURNPIKE_BENCH_CONNECTORS").ok().and_then(|n| n.parse().ok()).unwrap_or(1_000);
+    // How long the idle connectors hold their consumer: long enough to measure them holding
+    // it first (the default, 60 s).
+    let idle_after_ms: u64 = std::env::var("TURNPIKE_BENCH_IDLE_AFTER_MS").ok().and_then(|n| n.parse().ok()).unwrap_or(60_000);
     let mut kafka = KafkaSettings::bootstrap(bootstrap.clone()).pairs();
     // Extra librdkafka settings to compare (`name=value,name=value`), as a host's `kafka:`.
     let extra = std::env::var("TURNPIKE_BENCH_KAFKA").unwrap_or_default();
@@ -111,7 +129,7 @@ async fn run() -> anyhow::Result<()> {
     let names: Vec<String> = (0..count).map(|i| format!("idle-{i}")).collect();
     let began = Instant::now();
     for (name, topic) in names.iter().zip(&topics) {
-        let yaml = format!("name: {name}\ntopics: [{topic}]\noutput_topic: bench-density-{run_id}-out\nlimits: {{ memory_mib: 16 }}\ntransforms:\n  - plugin: identity\n");
+        let yaml = format!("name: {name}\ntopics: [{topic}]\noutput_topic: bench-density-{run_id}-out\nlimits: {{ memory_mib: 16 }}\nbatch: {{ idle_after_ms: {idle_after_ms} }}\ntransforms:\n  - plugin: identity\n");
         host.put_connector(HostConfig::parse_connector_yaml(&yaml, "bench")?).await?;
     }
     all_running(&host, &names, Duration::from_secs(300)).await?;
@@ -122,15 +140,28 @@ async fn run() -> anyhow::Result<()> {
     let idle = process()?;
     let per = |total: f64, base: f64| (total - base) / count as f64;
     println!("density: host before the idle connectors: {} threads, {:.0} MiB RSS, {empty_cpu:.1} % of a core at rest", empty.threads, empty.rss_bytes as f64 / 1048576.0);
-    println!(
-        "density: with {count} idle: {} threads ({:.2} per connector), {:.0} MiB RSS ({:.2} MiB per connector), {idle_cpu:.1} % of a core at rest ({:.3} % per connector), all RUNNING after {:.1} s",
-        idle.threads,
-        per(idle.threads as f64, empty.threads as f64),
-        idle.rss_bytes as f64 / 1048576.0,
-        per(idle.rss_bytes as f64, empty.rss_bytes as f64) / 1048576.0,
-        per(idle_cpu, empty_cpu),
-        started.as_secs_f64()
-    );
+    let report = |phase: &str, at: &Process, cpu: f64| {
+        println!(
+            "density: {count} idle, {phase}: {} threads ({:.2} per connector), {:.0} MiB RSS ({:.2} MiB per connector), {cpu:.1} % of a core at rest ({:.3} % per connector)",
+            at.threads,
+            per(at.threads as f64, empty.threads as f64),
+            at.rss_bytes as f64 / 1048576.0,
+            per(at.rss_bytes as f64, empty.rss_bytes as f64) / 1048576.0,
+            per(cpu, empty_cpu),
+        );
+    };
+    println!("density: all {count} RUNNING after {:.1} s", started.as_secs_f64());
+    report("each holding its consumer", &idle, idle_cpu);
+
+    // Then each gives its consumer up (`batch.idle_after_ms`) and the host's one idle watch
+    // reads their partitions.
+    let began = Instant::now();
+    all_idle(&host, &names, Duration::from_millis(idle_after_ms) + Duration::from_secs(300)).await?;
+    println!("density: all {count} gave their consumer up {:.1} s after the first measurement", began.elapsed().as_secs_f64());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let idle_cpu = cpu_percent_over(AT_REST).await?;
+    let idle = process()?;
+    report("each consumer given up (the idle watch reads their partitions)", &idle, idle_cpu);
 
     // The design before: a producer per connector. The same number of producers, with the
     // same settings, added to the same host, show what they cost.

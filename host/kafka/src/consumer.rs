@@ -136,11 +136,7 @@ impl Drop for Consumer {
     fn drop(&mut self) {
         let Some(client) = self.client.take() else { return };
         if client.client().fatal_error().is_some() {
-            let leave_behind = std::thread::Builder::new().name("turnpike-fatal-close".into()).spawn(move || drop(client));
-            if let Err(e) = leave_behind {
-                tracing::error!(error = %e, "could not start a thread to close a consumer after its fatal error; closed here");
-            }
-            return;
+            return crate::fatal_close::close_left_behind(client, "consumer");
         }
         let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
@@ -153,7 +149,7 @@ impl Drop for Consumer {
 
 impl Consumer {
     /// The client, present from creation until drop.
-    fn inner(&self) -> &StreamConsumer<GroupContext> {
+    pub(crate) fn inner(&self) -> &StreamConsumer<GroupContext> {
         self.client.as_ref().expect("a consumer's client is taken only when it is dropped")
     }
 

@@ -8,7 +8,6 @@
 
 use std::time::Duration;
 
-use rdkafka::config::ClientConfig;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer as _};
 
@@ -56,10 +55,7 @@ impl FencedPositions {
     /// with the same transactional id, and waiting for that writer's open transaction to
     /// end first.
     pub fn open(settings: &[(String, String)], topic: &str, connector: &str, transactional_id: &str) -> Result<Self, KafkaError> {
-        let mut config = ClientConfig::new();
-        for (k, v) in settings.iter().filter(|(k, _)| !OWN_SETTINGS.contains(&k.as_str())) {
-            config.set(k, v);
-        }
+        let mut config = crate::client_config::client_config_except(settings, |k| OWN_SETTINGS.contains(&k));
         config.set("transactional.id", transactional_id);
         let producer: BaseProducer = config.create().map_err(|source| KafkaError::Client { role: "position writer", source })?;
         producer.init_transactions(TIMEOUT).map_err(|e| classify(e, connector))?;

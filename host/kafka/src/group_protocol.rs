@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, ResourceSpecifier};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
 
 /// The librdkafka setting.
 pub const GROUP_PROTOCOL: &str = "group.protocol";
@@ -106,10 +105,7 @@ pub async fn choose_group_protocol(settings: Vec<(String, String)>) -> Result<(V
 /// The broker's `group.coordinator.rebalance.protocols` (one broker's: a cluster runs one
 /// version), `None` when it has no such setting.
 async fn broker_protocols(settings: &[(String, String)]) -> Result<Option<String>, String> {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
+    let config = crate::client_config::client_config(settings);
     // Metadata requests block: made on a blocking thread, which hands the client back.
     let (admin, broker) = tokio::task::spawn_blocking(move || -> Result<_, String> {
         let admin: AdminClient<DefaultClientContext> = config.create().map_err(|e| e.to_string())?;

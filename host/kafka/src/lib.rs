@@ -5,18 +5,22 @@
 //! Nothing here knows about WebAssembly.
 
 mod batch_offsets;
+mod client_config;
 mod consumer;
 mod embedded;
+mod fatal_close;
 mod error;
 mod fenced_positions;
 mod group_protocol;
 mod health;
+mod idle_watch;
 mod lag;
 mod offsets;
 mod positions;
 mod producer;
 mod raw_headers;
 mod rebalance;
+mod release;
 mod shared_log;
 mod slots;
 mod topics;
@@ -28,10 +32,12 @@ pub use error::KafkaError;
 pub use fenced_positions::FencedPositions;
 pub use group_protocol::{choose_group_protocol, decided_by_settings, GroupProtocol, GroupProtocolConflict};
 pub use health::{BrokerHealth, Unreachable};
+pub use idle_watch::{IdleWatch, Watch};
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};
 pub use rebalance::PartitionChange;
+pub use release::{NotReleasable, Release, WatchPoint};
 pub use slots::{SlotLease, SlotOwner, Slots};
 pub use shared_log::{ensure_log_topic, tail, LogRecord, LogWriter, Tailed};
 pub use topics::{list_topics, sample_topic, SampledRecord, TopicInfo};

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer as _};
 use rdkafka::{Offset, TopicPartitionList};
 use serde::Serialize;
@@ -45,10 +44,7 @@ pub enum ResetTo {
 }
 
 fn client(settings: &[(String, String)], group_id: &str) -> Result<BaseConsumer, KafkaError> {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
+    let mut config = crate::client_config::client_config(settings);
     config.set("group.id", group_id).set("enable.auto.commit", "false");
     config.create().map_err(|source| KafkaError::Client { role: "offsets client", source })
 }

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message as _;
@@ -26,10 +25,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// does not exist. A cluster that refuses (no permission) is not fatal: the topic may exist
 /// already or be auto-created, so this only warns.
 pub async fn ensure_positions_topic(settings: &[(String, String)], topic: &str) {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
+    let config = crate::client_config::client_config(settings);
     let admin: AdminClient<DefaultClientContext> = match config.create() {
         Ok(a) => a,
         Err(e) => {
@@ -54,10 +50,7 @@ pub async fn ensure_positions_topic(settings: &[(String, String)], topic: &str) 
 /// errors to `health`: a source starting while no broker answers says so in its status while
 /// it waits here, as a running connector would.
 pub fn read_position(settings: &[(String, String)], topic: &str, connector: &str, health: Arc<BrokerHealth>) -> Result<Option<Vec<u8>>, KafkaError> {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
+    let mut config = crate::client_config::client_config(settings);
     // Partitions are assigned by hand; the group id is required by the client but never
     // joined or committed.
     config.set("group.id", "turnpike-positions-reader").set("enable.auto.commit", "false").set("enable.partition.eof", "false");

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message as _;
@@ -16,18 +15,12 @@ use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::mpsc;
 
+use crate::client_config::client_config;
 use crate::KafkaError;
 
 /// How long creating a topic or reading its end may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-fn client_config(settings: &[(String, String)]) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
-    config
-}
 
 /// Creates `topic` compacted, with one partition and the given extra settings, unless it
 /// exists. A refusal (no permission) is returned: a shared log must exist to be shared.

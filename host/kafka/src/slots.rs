@@ -165,10 +165,7 @@ impl SlotOwner {
     /// Creates `topic` with `count` partitions if missing and joins `group`, which reads it.
     /// The slot count is the topic's, whatever `count` says, so every host agrees.
     pub async fn join(settings: &[(String, String)], topic: &str, count: i32, group: &str) -> Result<Self, KafkaError> {
-        let mut config = ClientConfig::new();
-        for (k, v) in settings {
-            config.set(k, v);
-        }
+        let config = crate::client_config::client_config(settings);
         create_topic(&config, topic, count).await?;
         let (config, topic_name, group) = (config, topic.to_owned(), group.to_owned());
         tokio::task::spawn_blocking(move || Self::start(config, &topic_name, &group)).await.map_err(|e| KafkaError::Blocking(e.to_string()))?
@@ -202,8 +199,7 @@ impl SlotOwner {
                             // to the others) and leaves the client behind.
                             tracing::error!(error = %reason, ?code, "the source slots consumer failed for good; this host runs no source until it restarts");
                             slots.revoke(&slots.owned().into_iter().collect::<Vec<_>>());
-                            std::mem::forget(consumer);
-                            return;
+                            return crate::fatal_close::close_left_behind(consumer, "slots consumer");
                         }
                     }
                     // Dropping leaves the group: its slots are revoked (nothing runs on them

@@ -7,7 +7,6 @@
 
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::error::KafkaError as RdError;
 use rdkafka::message::Message as _;
@@ -54,10 +53,7 @@ pub struct SampledRecord {
 }
 
 fn client(settings: &[(String, String)]) -> Result<BaseConsumer, KafkaError> {
-    let mut config = ClientConfig::new();
-    for (k, v) in settings {
-        config.set(k, v);
-    }
+    let mut config = crate::client_config::client_config(settings);
     // rdkafka's consumer needs a group id to read at all (without one the sample reads
     // nothing), but with `assign` and no commit it never joins or creates the group.
     config

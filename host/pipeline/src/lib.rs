@@ -17,6 +17,7 @@ mod failures;
 mod grant_status;
 mod host;
 mod measures;
+mod memory_trim;
 mod placement;
 mod registry;
 mod resolve;

@@ -76,8 +76,11 @@ pub struct TaskStatus {
     pub records_out: u64,
     /// Bytes of those records.
     pub bytes_out: u64,
-    /// Records in its partitions not yet read (none before its first read).
+    /// Records in its partitions not yet read (none before its first read; 0 while idle).
     pub lag: Option<i64>,
+    /// It gave its consumer up after `batch.idle_after_ms` without a record: the host watches
+    /// `partitions` and gives it a consumer again when a record arrives.
+    pub idle: bool,
 }
 
 /// No broker answers the connector's clients.
@@ -101,6 +104,8 @@ pub(crate) struct Measures {
     batch_nanos: AtomicU64,
     /// The current run's consumers (transforms and sinks), by task, for lag at read time.
     consumers: Mutex<BTreeMap<usize, Arc<Consumer>>>,
+    /// Tasks that gave their consumer up while idle, and the partitions watched for them.
+    idle: Mutex<BTreeMap<usize, Vec<(String, i32)>>>,
     /// What each task read and wrote in the current run.
     task_counts: Mutex<BTreeMap<usize, TaskCounts>>,
     /// The outage the broker watch confirmed, until a broker answers again; kept across runs
@@ -165,6 +170,7 @@ impl Measures {
         // Dropped after the lock is released: closing a consumer blocks (it leaves its group).
         let consumers = std::mem::take(&mut *self.consumers.lock().unwrap_or_else(|p| p.into_inner()));
         drop(consumers);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
@@ -174,6 +180,7 @@ impl Measures {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).retain(|(t, _), _| *t != task);
         let consumer = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
         drop(consumer);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
         self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
     }
 
@@ -202,7 +209,15 @@ impl Measures {
     }
 
     pub(crate) fn set_consumer(&self, task: usize, consumer: Arc<Consumer>) {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
         self.consumers.lock().unwrap_or_else(|p| p.into_inner()).insert(task, consumer);
+    }
+
+    /// Task `task` gave its consumer up while idle; `partitions` are watched for it. The
+    /// consumer is returned, not dropped here: closing it blocks (it leaves its group).
+    pub(crate) fn task_idle(&self, task: usize, partitions: Vec<(String, i32)>) -> Option<Arc<Consumer>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).insert(task, partitions);
+        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task)
     }
 
     pub(crate) fn set_outage(&self, outage: Option<Unreachable>) {
@@ -223,11 +238,12 @@ impl Measures {
             .collect()
     }
 
-    /// Each task of the current run that has a consumer: its partitions, reads and lag.
+    /// Each task of the current run that has a consumer or gave it up while idle: its
+    /// partitions, reads and lag.
     pub(crate) fn tasks(&self) -> Vec<TaskStatus> {
         let consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let counts = self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        consumers
+        let mut tasks: Vec<TaskStatus> = consumers
             .iter()
             .map(|(task, consumer)| {
                 let counts = counts.get(task).copied().unwrap_or_default();
@@ -239,9 +255,26 @@ impl Measures {
                     records_out: counts.records_out,
                     bytes_out: counts.bytes_out,
                     lag: consumer.lag(),
+                    idle: false,
                 }
             })
-            .collect()
+            .collect();
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        tasks.extend(idle.into_iter().map(|(task, partitions)| {
+            let counts = counts.get(&task).copied().unwrap_or_default();
+            TaskStatus {
+                task: task_number(task),
+                partitions: partitions.into_iter().map(|(topic, partition)| TaskPartition { topic, partition }).collect(),
+                records_in: counts.records_in,
+                bytes_in: counts.bytes_in,
+                records_out: counts.records_out,
+                bytes_out: counts.bytes_out,
+                lag: Some(0),
+                idle: true,
+            }
+        }));
+        tasks.sort_by_key(|t| t.task);
+        tasks
     }
 
     pub(crate) fn batch_durations(&self) -> BatchDurations {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy, TeamName};
-use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, KafkaError};
+use turnpike_kafka::{BrokerHealth, ConsumerOptions, KafkaError};
 use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
 use turnpike_state::SecretStore;
 
@@ -23,6 +23,7 @@ use crate::swap::SwapRequest;
 use crate::tasks::sink::SinkTask;
 use crate::tasks::source::{SourcePlugin, SourceTask};
 use crate::tasks::transform::TransformTask;
+use crate::tasks::idle::ConsumerOpener;
 use crate::tasks::TaskContext;
 
 /// What every connector's supervisor needs from the host.
@@ -41,6 +42,8 @@ pub(crate) struct Shared {
     /// In a cluster, the source slots this host owns: a source runs only on the host that
     /// owns its slot, and saves its position through a fenced writer (`crate::placement`).
     pub(crate) slots: std::sync::OnceLock<Arc<turnpike_kafka::Slots>>,
+    /// What idle transform tasks wait on once they gave their consumer up.
+    pub(crate) idle_watch: Arc<crate::tasks::idle::SharedIdleWatch>,
 }
 
 /// The channels a connector's task listens to: pause, and plugin swaps.
@@ -248,15 +251,17 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
     let producer = shared.producer.get(&shared.kafka, health).map_err(kafka_fault)?;
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
-    let consumer = || {
-        let options = ConsumerOptions {
+    let opener = || ConsumerOpener {
+        kafka: shared.kafka.clone(),
+        options: ConsumerOptions {
             group_id: connector.group_id(),
             start_from: config.start_from.as_str().to_owned(),
             topics: connector.topics().iter().map(ToString::to_string).collect(),
-        };
-        let consumer = Consumer::with_health(&shared.kafka, &options, health.clone()).map(Arc::new).map_err(kafka_fault)?;
-        status.measures.set_consumer(index, consumer.clone());
-        Ok::<_, FaultInfo>(consumer)
+        },
+        health: health.clone(),
+        status: status.clone(),
+        task: index,
+        watch: shared.idle_watch.clone(),
     };
     let cx = TaskContext { connector: connector.clone(), chain, producer, policy, status: status.clone(), cancel: cancel.clone(), run: run.clone(), paused: paused.clone(), task: index };
     let task = match connector.flow() {
@@ -281,10 +286,11 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             labels.push(plugin.label());
             let mut step = sink.clone();
             step.config = resolved.sink.take().unwrap_or(step.config);
-            Task::Sink(SinkTask { consumer: consumer()?, cx, step, plugin, limits, secrets: shared.secrets.for_team(config.team.clone()) })
+            Task::Sink(SinkTask { consumer: opener().open()?, cx, step, plugin, limits, secrets: shared.secrets.for_team(config.team.clone()) })
         }
         Flow::Transform { output, .. } => Task::Transform(TransformTask {
-            consumer: consumer()?,
+            consumer: opener().open()?,
+            opener: opener(),
             cx,
             output_topic: output.topic.clone(),
             applied_swap: swaps.borrow().generation,

@@ -102,6 +102,7 @@ impl Host {
             secrets: SecretStore::in_memory(),
             producer: Default::default(),
             slots: std::sync::OnceLock::new(),
+            idle_watch: Default::default(),
         });
         Self {
             runtime,

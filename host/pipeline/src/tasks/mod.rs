@@ -3,6 +3,7 @@
 //! ends, how a paused task waits, and how outputs reach the producer; the Kafka read loop of
 //! the transform and sink tasks is [`read_loop`], and every retry goes through [`retry`].
 
+pub(crate) mod idle;
 pub(crate) mod read_loop;
 pub(crate) mod sink;
 pub(crate) mod source;
@@ -56,6 +57,8 @@ impl TaskContext {
 pub(crate) enum Exit {
     Shutdown,
     Failed(FaultInfo),
+    /// Idle long enough to give the consumer up: from where to watch its partitions.
+    Idle(turnpike_kafka::Release),
 }
 
 impl From<FaultInfo> for Exit {
@@ -127,7 +130,7 @@ pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
             status.set(ConnectorState::Stopped, None);
             tracing::info!(connector = %name, "connector stopped");
         }
-        Exit::Shutdown => {}
+        Exit::Shutdown | Exit::Idle(_) => {}
     }
 }
 

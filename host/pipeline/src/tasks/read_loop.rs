@@ -5,11 +5,14 @@
 //! [`ReadHooks`].
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use turnpike_config::ConnectorConfig;
-use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, FatalError, Offsets};
+use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, FatalError, Offsets, Release};
 use turnpike_runtime::{BatchBuilder, FaultClass, InputBatch, RecordRef};
 
 use super::{Exit, PauseHooks, TaskContext};
@@ -35,14 +38,19 @@ pub(crate) trait ReadHooks: PauseHooks {
     fn batch(&mut self, cx: &mut TaskContext, batch: InputBatch, offsets: Offsets, unreadable: Vec<(u32, String)>) -> impl Future<Output = Result<(), Exit>> + Send;
 }
 
-/// Reads batches until the connector stops, `also_stop` is cancelled (both a shutdown), or a
-/// hook fails it.
+/// Reads batches until the connector stops, `also_stop` is cancelled (both a shutdown), a
+/// hook fails it, or (with `idle_after`) no record came for that long and the consumer can
+/// be given up without losing one ([`Exit::Idle`]).
 ///
 /// Stopping may drop a batch being read: nothing after it is committed in this run, so it
 /// is read again on the next start. (A pause longer than the consumer's
 /// `max.poll.interval.ms` also hands its partitions back to the group until resumed.)
-pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Consumer, hooks: &mut H, also_stop: Option<&CancellationToken>) -> Exit {
+pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc<Consumer>, hooks: &mut H, also_stop: Option<&CancellationToken>, idle_after: Option<Duration>) -> Exit {
     let limits = batch_limits(cx.connector.config());
+    let mut last_record = Instant::now();
+    // Where the consumer's partitions would be watched from, read once it was idle for
+    // `idle_after`: it is given up ([`Exit::Idle`]) if one more short read finds nothing.
+    let mut releasing: Option<Release> = None;
     loop {
         if let Err(exit) = hooks.before_read(cx).await {
             return exit;
@@ -60,18 +68,31 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
             if let Err(e) = consumer.resume_all() {
                 tracing::warn!(connector = %cx.connector.name(), error = %e, "could not resume fetching");
             }
+            (last_record, releasing) = (Instant::now(), None);
         }
         let mut builder = BatchBuilder::with_capacity(limits.records, 64 * 1024);
         let mut offsets = Offsets::default();
         let mut unreadable = Vec::new();
         let paused = &mut cx.paused;
         let interrupt = hooks.interrupt();
-        // A pause (or the hook) interrupts only an idle wait; a batch already started is
-        // completed (on the plugin versions it started with).
+        let idle_until = match (&releasing, idle_after) {
+            (Some(_), _) => Some(Instant::now() + LAST_LOOK),
+            (None, Some(after)) => Some(last_record + after),
+            (None, None) => None,
+        };
+        // A pause (or the hook, or the idle deadline) interrupts only an idle wait; a batch
+        // already started is completed (on the plugin versions it started with).
         let idle_ends = async move {
+            let deadline = async move {
+                match idle_until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 changed = paused.changed() => if changed.is_err() { std::future::pending::<()>().await },
                 () = interrupt => {}
+                () = deadline => {}
             }
         };
         let stopped = async move {
@@ -90,14 +111,49 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Con
             if let Some(fatal) = consumer.fatal_error() {
                 return Exit::Failed(consumer_failed(&fatal));
             }
+            // Given up only when the last look ran its course: a pause or a plugin swap that
+            // ended it is handled at the top of the loop first (and the release read again).
+            if let Some(release) = releasing.take() {
+                if idle_until.is_some_and(|at| Instant::now() >= at) {
+                    return Exit::Idle(release);
+                }
+            }
+            if idle_after.is_some_and(|after| last_record.elapsed() >= after) && !*cx.paused.borrow() {
+                releasing = release_points(cx.connector.name().as_str(), cx.task, consumer).await;
+                last_record = Instant::now();
+            }
             continue;
         }
+        releasing = None;
+        last_record = Instant::now();
         cx.status.count_in(cx.task, read as u64, builder.bytes() as u64);
         let began = std::time::Instant::now();
         let handled = hooks.batch(cx, builder.finish(), offsets, unreadable).await;
         cx.status.measures.batch_took(began.elapsed());
         if let Err(exit) = handled {
             return exit;
+        }
+    }
+}
+
+/// How long an idle task reads once more after it read where its partitions would be
+/// watched from: a fetch that told the client a partition's end also handed over the records
+/// before it, and this read takes any that were on their way.
+const LAST_LOOK: Duration = Duration::from_millis(200);
+
+/// Where the consumer's partitions would be watched from, or `None` (logged) if it cannot be
+/// given up now; then the task tries again after another idle period.
+async fn release_points(connector: &str, task: usize, consumer: &Arc<Consumer>) -> Option<Release> {
+    let reading = consumer.clone();
+    match tokio::task::spawn_blocking(move || reading.release_points()).await {
+        Ok(Ok(release)) => Some(release),
+        Ok(Err(why)) => {
+            tracing::debug!(%connector, task = task + 1, %why, "idle, but keeping the consumer for now");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(%connector, error = %e, "reading where an idle consumer's partitions stand failed");
+            None
         }
     }
 }

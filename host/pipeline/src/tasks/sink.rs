@@ -74,7 +74,7 @@ impl SinkTask {
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
         let interval = Duration::from_millis(step.flush_interval_ms.get());
         let mut writer = Writer { sink, plugin, consumer: consumer.clone(), unflushed: Unflushed::default(), interval, last_flush: Instant::now() };
-        let mut exit = read_loop(&mut cx, &consumer, &mut writer, None).await;
+        let mut exit = read_loop(&mut cx, &consumer, &mut writer, None, None).await;
         if matches!(exit, Exit::Shutdown) {
             if let Err(e) = writer.flush(&mut cx, true).await {
                 exit = e;

@@ -3,6 +3,7 @@
 //! two batches, and while paused.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -10,6 +11,7 @@ use turnpike_config::TopicName;
 use turnpike_kafka::{Consumer, Delivery, Offsets};
 use turnpike_runtime::InputBatch;
 
+use super::idle::{self, ConsumerOpener};
 use super::read_loop::{read_loop, ReadHooks};
 use super::{drain, finish, produce, Exit, PauseHooks, TaskContext};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
@@ -21,6 +23,8 @@ use crate::swap::SwapRequest;
 pub(crate) struct TransformTask {
     pub(crate) cx: TaskContext,
     pub(crate) consumer: Arc<Consumer>,
+    /// A new consumer after the task was idle and gave its own up.
+    pub(crate) opener: ConsumerOpener,
     /// Where outputs go unless a plugin routes them elsewhere.
     pub(crate) output_topic: TopicName,
     /// Plugin versions to switch to.
@@ -34,30 +38,40 @@ struct Transforming {
     output_topic: TopicName,
     swaps: watch::Receiver<SwapRequest>,
     applied_swap: u64,
-    /// To the committer; dropped when the loop ends.
-    batches: mpsc::Sender<PendingBatch<Offsets>>,
+    /// To the committer of the current consumer; dropped when its loop ends.
+    batches: Option<mpsc::Sender<PendingBatch<Offsets>>>,
 }
 
 impl TransformTask {
     pub(crate) async fn run(self) {
-        let Self { mut cx, consumer, output_topic, swaps, applied_swap } = self;
+        let Self { mut cx, mut consumer, opener, output_topic, swaps, applied_swap } = self;
         let name = cx.connector.name().to_string();
         if let Err(e) = cx.chain.prepare().await {
             return finish(&cx.status, &name, Exit::Failed(FaultInfo::new(e.class(), e.to_string())));
         }
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
-
-        let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
-        let delivery_failed = CancellationToken::new();
-        let checkpoint = GroupOffsets { consumer: consumer.clone(), connector: name.clone() };
-        let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), (name.clone(), cx.task), delivery_failed.clone()));
-
-        let mut hooks = Transforming { output_topic, swaps, applied_swap, batches: tx };
-        let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed)).await;
-        drop(hooks);
-        drain(committer, &name).await;
-        cx.finish(&name, exit);
+        let idle_after = match cx.connector.config().batch.idle_after_ms.get() {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        };
+        let mut hooks = Transforming { output_topic, swaps, applied_swap, batches: None };
+        loop {
+            // A committer per consumer: its offsets are that consumer's to commit.
+            let (tx, rx) = mpsc::channel(IN_FLIGHT_BATCHES);
+            let delivery_failed = CancellationToken::new();
+            let checkpoint = GroupOffsets { consumer: consumer.clone(), connector: name.clone() };
+            let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), (name.clone(), cx.task), delivery_failed.clone()));
+            hooks.batches = Some(tx);
+            let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed), idle_after).await;
+            hooks.batches = None;
+            drain(committer, &name).await;
+            let Exit::Idle(release) = exit else { return cx.finish(&name, exit) };
+            consumer = match idle::wait_without_consumer(&mut cx, consumer, release, &opener, &mut hooks).await {
+                Ok(consumer) => consumer,
+                Err(exit) => return cx.finish(&name, exit),
+            };
+        }
     }
 }
 
@@ -89,7 +103,8 @@ impl ReadHooks for Transforming {
 
     async fn batch(&mut self, cx: &mut TaskContext, batch: InputBatch, offsets: Offsets, unreadable: Vec<(u32, String)>) -> Result<(), Exit> {
         let deliveries = process(cx, &self.output_topic, &batch, unreadable).await?;
-        if self.batches.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
+        let Some(batches) = &self.batches else { return Err(Exit::Shutdown) };
+        if batches.send(PendingBatch { deliveries, progress: offsets }).await.is_err() {
             // The committer stopped: a delivery failed and it already said why.
             return Err(Exit::Shutdown);
         }

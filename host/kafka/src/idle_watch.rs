@@ -1,0 +1,242 @@
+//! One reader for every idle task's partitions, so an idle connector holds no client.
+//!
+//! A connector's consumer costs librdkafka's threads (main, internal, one per broker) and
+//! its fetch and heartbeat timers even when nothing arrives: at 1,000 idle connectors, four
+//! threads and nearly half a core. A task idle long enough gives its consumer up
+//! ([`crate::Release`]) and registers its partitions here, each from the offset where its
+//! unread records would start; the host's one watch client reads them all (assigned by hand,
+//! no group) and wakes a task as soon as any of its partitions has a record at or after its
+//! offset. Nothing is committed here and no record is handed on: the woken task's new
+//! consumer reads from its group's offsets, which the release left exactly there.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rdkafka::consumer::{BaseConsumer, Consumer as _};
+use rdkafka::message::Message as _;
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::sync::Notify;
+
+use crate::{KafkaError, WatchPoint};
+
+/// How long the watch thread waits for a record before it checks whether to stop.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Settings of the host's `kafka:` that belong to a consumer group; the watch joins none.
+const GROUP_SETTINGS: &[&str] = &["group.", "partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"];
+
+/// The host's watch over idle tasks' partitions; its thread ends when it is dropped.
+pub struct IdleWatch {
+    state: Arc<State>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+struct State {
+    client: BaseConsumer,
+    table: Mutex<Table>,
+    stop: AtomicBool,
+}
+
+#[derive(Default)]
+struct Table {
+    next_id: u64,
+    /// Per partition read: the offset it is read from and the watches on it, `(id, from)`.
+    partitions: HashMap<(String, i32), Watched>,
+    /// Per watch not yet woken: what wakes it and its partitions.
+    watches: HashMap<u64, (Arc<Notify>, Vec<(String, i32)>)>,
+}
+
+struct Watched {
+    read_from: i64,
+    watches: Vec<(u64, i64)>,
+}
+
+/// One task's registration: [`Watch::woken`] resolves once a record arrives at or after one
+/// of its points. Dropping it stops watching its partitions.
+pub struct Watch {
+    id: u64,
+    woken: Arc<Notify>,
+    state: Arc<State>,
+}
+
+impl IdleWatch {
+    /// Creates the watch client from the host's `kafka:` settings and starts its thread.
+    pub fn new(settings: &[(String, String)]) -> Result<Self, KafkaError> {
+        let mut config = crate::client_config::client_config_except(settings, |k| GROUP_SETTINGS.iter().any(|g| k.starts_with(g)));
+        // A group id only because librdkafka assigns by hand only with one; it never joins
+        // it and commits nothing. A watched offset out of range (the records were deleted)
+        // starts from the oldest left, so any record there still wakes its task.
+        config
+            .set("group.id", "turnpike-idle-watch")
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("queued.max.messages.kbytes", "1024");
+        let client: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "idle watch", source })?;
+        let state = Arc::new(State { client, table: Mutex::default(), stop: AtomicBool::new(false) });
+        let reader = state.clone();
+        let thread = std::thread::Builder::new()
+            .name("turnpike-idle-watch".into())
+            .spawn(move || reader.read())
+            .map_err(|e| KafkaError::Blocking(format!("could not start the idle watch thread: {e}")))?;
+        Ok(Self { state, thread: Some(thread) })
+    }
+
+    /// Watches `points` for one task. Blocking (each newly read partition is assigned to the
+    /// watch client).
+    pub fn watch(&self, points: &[WatchPoint]) -> Result<Watch, KafkaError> {
+        let mut table = self.state.lock();
+        let id = table.next_id;
+        table.next_id += 1;
+        let woken = Arc::new(Notify::new());
+        let (mut assign, mut reassign) = (TopicPartitionList::new(), TopicPartitionList::new());
+        for point in points {
+            let key = (point.topic.clone(), point.partition);
+            match table.partitions.get_mut(&key) {
+                Some(watched) => {
+                    watched.watches.push((id, point.from));
+                    // Read from an earlier offset now: a record between the two must wake this one.
+                    if point.from < watched.read_from {
+                        watched.read_from = point.from;
+                        reassign.add_partition(&point.topic, point.partition);
+                        assign.add_partition_offset(&point.topic, point.partition, Offset::Offset(point.from)).map_err(KafkaError::Offsets)?;
+                    }
+                }
+                None => {
+                    table.partitions.insert(key, Watched { read_from: point.from, watches: vec![(id, point.from)] });
+                    assign.add_partition_offset(&point.topic, point.partition, Offset::Offset(point.from)).map_err(KafkaError::Offsets)?;
+                }
+            }
+        }
+        table.watches.insert(id, (woken.clone(), points.iter().map(|p| (p.topic.clone(), p.partition)).collect()));
+        if reassign.count() > 0 {
+            self.state.client.incremental_unassign(&reassign).map_err(KafkaError::Offsets)?;
+        }
+        if assign.count() > 0 {
+            self.state.client.incremental_assign(&assign).map_err(KafkaError::Offsets)?;
+        }
+        drop(table);
+        Ok(Watch { id, woken, state: self.state.clone() })
+    }
+
+    /// Partitions read now (for tests and status).
+    pub fn partitions(&self) -> usize {
+        self.state.lock().partitions.len()
+    }
+}
+
+impl Drop for IdleWatch {
+    fn drop(&mut self) {
+        self.state.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                tracing::error!("the idle watch thread panicked");
+            }
+        }
+    }
+}
+
+impl Watch {
+    /// Resolves once a record arrived at or after one of the watched offsets (at once if
+    /// one already did).
+    pub async fn woken(&self) {
+        self.woken.notified().await;
+    }
+}
+
+impl Drop for Watch {
+    /// Stops reading the partitions no other task watches.
+    fn drop(&mut self) {
+        let mut table = self.state.lock();
+        let Some((_, keys)) = table.watches.remove(&self.id) else { return };
+        let mut unassign = TopicPartitionList::new();
+        for key in keys {
+            let Some(watched) = table.partitions.get_mut(&key) else { continue };
+            watched.watches.retain(|(id, _)| *id != self.id);
+            if watched.watches.is_empty() {
+                table.partitions.remove(&key);
+                unassign.add_partition(&key.0, key.1);
+            }
+        }
+        if unassign.count() > 0 {
+            if let Err(e) = self.state.client.incremental_unassign(&unassign) {
+                tracing::warn!(error = %e, "the idle watch could not stop reading partitions; it reads them until the host stops");
+            }
+        }
+    }
+}
+
+impl State {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The watch thread: reads until the watch is dropped, waking the tasks each record
+    /// concerns.
+    fn read(&self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            match self.client.poll(POLL) {
+                None => {}
+                Some(Ok(record)) => self.arrived(record.topic(), record.partition(), record.offset()),
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "idle watch read error; retried");
+                    std::thread::sleep(POLL);
+                }
+            }
+        }
+    }
+
+    /// A record at `offset` wakes every watch of its partition from that offset or before.
+    fn arrived(&self, topic: &str, partition: i32, offset: i64) {
+        let table = self.lock();
+        let Some(watched) = table.partitions.get(&(topic.to_owned(), partition)) else { return };
+        for (id, from) in &watched.watches {
+            if *from <= offset {
+                if let Some((woken, _)) = table.watches.get(id) {
+                    woken.notify_one();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn send(producer: &crate::Producer, topic: &str) {
+        let record = crate::OutgoingRecord { topic, key: None, value: Some(b"x"), timestamp: None };
+        producer.send(record, []).await.expect("send").wait().await.expect("delivered");
+    }
+
+    /// A watch wakes on a record at or after its offset and on none before it; two watches
+    /// on one partition from different offsets wake each at its own.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_watch_wakes_on_a_record_at_or_after_its_offset_only() {
+        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
+        broker.create_topic("watched", 1).expect("topic");
+        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let producer = crate::Producer::new(&settings).expect("producer");
+        for _ in 0..3 {
+            send(&producer, "watched").await;
+        }
+        let watch = IdleWatch::new(&settings).expect("watch");
+        let point = |from| vec![WatchPoint { topic: "watched".into(), partition: 0, from }];
+        // Offsets 0 to 2 exist: a watch from 3 must not wake, one from 2 must.
+        let later = watch.watch(&point(4)).expect("watch from 4");
+        let from_two = watch.watch(&point(2)).expect("watch from 2");
+        tokio::time::timeout(Duration::from_secs(30), from_two.woken()).await.expect("a record at the watched offset wakes it");
+        let from_three = watch.watch(&point(3)).expect("watch from 3");
+        // The record at 3 is the first that concerns these two; the one from 4 stays asleep.
+        send(&producer, "watched").await;
+        tokio::time::timeout(Duration::from_secs(30), from_three.woken()).await.expect("the record at 3 wakes the watch from 3");
+        assert!(tokio::time::timeout(Duration::from_millis(1), later.woken()).await.is_err(), "the record at 3 woke the watch from 4");
+        send(&producer, "watched").await;
+        tokio::time::timeout(Duration::from_secs(30), later.woken()).await.expect("the record at 4 wakes the watch from 4");
+        // Dropped watches stop the partition being read.
+        drop((later, from_two, from_three));
+        assert_eq!(watch.partitions(), 0);
+    }
+}
