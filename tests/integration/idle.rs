@@ -1,9 +1,10 @@
-//! Idle transform connectors give their consumer up (`batch.idle_after_ms`) and take one
-//! again for the next record, losing none: one that read from its partitions before, and a
+//! Idle connectors give their consumer up (`batch.idle_after_ms`) and take one again for the
+//! next record, losing none: a transform that read from its partitions before, a
 //! `start_from: latest` one whose topic nobody wrote to before it went idle (its new consumer
 //! would start after the records that woke it, if the release had not committed where the
-//! watch started).
+//! watch started), and a sink, which flushes first and is told its partitions went and came.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -17,7 +18,7 @@ fn all_idle(host: &HostProcess, connector: &str) -> Result<bool> {
 }
 
 fn keyed(prefix: &str, n: usize) -> Vec<(String, String)> {
-    (0..n).map(|i| (format!("{prefix}-{i}"), format!(r#"{{"n":{i}}}"#))).collect()
+    (0..n).map(|i| (format!("{prefix}-{i}"), format!(r#"{{"k":"{prefix}-{i}"}}"#))).collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -80,6 +81,83 @@ async fn idle_connectors_give_their_consumer_up_and_lose_no_record_when_woken() 
     host.wait_state("idle-read", "RUNNING", Duration::from_secs(30))?;
     let read = consume_until(&read_out, Duration::from_secs(60), distinct_keys_reach(25)).await?;
     assert_eq!(distinct_and_duplicates(&read).0, 25, "the records written while paused; log:\n{}", host.log_text());
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+/// Every line the endpoint accepted.
+fn accepted(server: &TestServer) -> HashSet<String> {
+    let ok = server.received().into_iter().filter(|r| r.method == "POST" && (200..300).contains(&r.status));
+    ok.flat_map(|r| String::from_utf8_lossy(&r.body).lines().map(str::to_owned).collect::<Vec<_>>()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_sink_flushes_gives_its_consumer_up_and_writes_what_comes_next() -> Result<()> {
+    let server = TestServer::start(|_| json(200, "ok"))?;
+    let topic = unique("idle-sink");
+    create_topic(&topic, 2).await?;
+    let producer = producer()?;
+    produce(&producer, &topic, &keyed("before", 10)).await?;
+    let connector = format!(
+        "- name: idle-sink\n  topics: [{topic}]\n  batch: {{ idle_after_ms: 1000 }}\n  http: {{ allow: [\"127.0.0.1:{}\"] }}\n  sink:\n    plugin: http-sink\n    flush_interval_ms: 60000\n    config: {{ url: \"{}\" }}\n",
+        server.port,
+        server.url("/ingest")
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-idle-sink"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    host.wait_state("idle-sink", "RUNNING", Duration::from_secs(120))?;
+    for round in 0..=2 {
+        // Flushed before it went idle (the flush interval is a minute), its group empty.
+        let idle = wait_until(&format!("round {round}: the sink idle, its group empty"), Duration::from_secs(30), || {
+            Ok((all_idle(&host, "idle-sink")? && group_members("turnpike-idle-sink")? == 0).then_some(()))
+        });
+        idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+        let expected = 10 + 5 * round;
+        assert_eq!(accepted(&server).len(), expected, "everything read was written before the sink went idle; log:\n{}", host.log_text());
+        produce(&producer, &topic, &keyed(&format!("round-{round}"), 5)).await?;
+    }
+    let all = wait_until("the last records written", Duration::from_secs(60), || Ok(Some(accepted(&server)).filter(|a| a.len() >= 25)))?;
+    assert_eq!(all.len(), 25);
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+/// Writes `records` in one committed transaction.
+fn produce_in_transaction(topic: &str, transactional_id: &str, records: &[(String, String)]) -> Result<()> {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer as _};
+    let producer: BaseProducer = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap()).set("transactional.id", transactional_id).create()?;
+    let timeout = Duration::from_secs(30);
+    producer.init_transactions(timeout)?;
+    producer.begin_transaction()?;
+    for (key, value) in records {
+        producer.send(BaseRecord::to(topic).key(key).payload(value)).map_err(|(e, _)| e)?;
+    }
+    producer.commit_transaction(timeout)?;
+    Ok(())
+}
+
+/// A transactional input: the consumer steps over each commit marker, so its position is
+/// past the offset after its last record. It used to wait for that offset to be committed
+/// for ever, and never went idle.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connector_reading_transactions_goes_idle_and_wakes() -> Result<()> {
+    let (topic_in, topic_out) = (unique("idle-txn"), unique("idle-txn-out"));
+    create_topic(&topic_in, 1).await?;
+    create_topic(&topic_out, 1).await?;
+    let transactional_id = unique("idle-txn-writer");
+    produce_in_transaction(&topic_in, &transactional_id, &keyed("first", 5))?;
+    let connector = format!("- name: idle-txn\n  topics: [{topic_in}]\n  output_topic: {topic_out}\n  batch: {{ idle_after_ms: 1000 }}\n  transforms:\n    - plugin: identity\n");
+    let dir = std::env::temp_dir().join(unique("turnpike-idle-txn"));
+    let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
+    host.wait_state("idle-txn", "RUNNING", Duration::from_secs(120))?;
+    consume_until(&topic_out, Duration::from_secs(60), distinct_keys_reach(5)).await?;
+    let idle = wait_until("the connector idle after reading a transaction", Duration::from_secs(30), || {
+        Ok((all_idle(&host, "idle-txn")? && group_members("turnpike-idle-txn")? == 0).then_some(()))
+    });
+    idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+    produce_in_transaction(&topic_in, &transactional_id, &keyed("second", 5))?;
+    let out = consume_until(&topic_out, Duration::from_secs(60), distinct_keys_reach(10)).await?;
+    assert_eq!(distinct_and_duplicates(&out).0, 10, "woken by the second transaction; log:\n{}", host.log_text());
     assert!(host.stop()?.success());
     Ok(())
 }

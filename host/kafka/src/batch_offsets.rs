@@ -37,6 +37,11 @@ impl Offsets {
         }
     }
 
+    /// A partition's next offset, if noted.
+    pub fn next(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.0.get(topic).and_then(|partitions| partitions.get(&partition)).copied()
+    }
+
     /// Whether nothing is noted.
     pub fn is_empty(&self) -> bool {
         self.0.values().all(BTreeMap::is_empty)

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::message::Message as _;
@@ -23,6 +23,13 @@ use crate::{KafkaError, WatchPoint};
 
 /// How long the watch thread waits for a record before it checks whether to stop.
 const POLL: Duration = Duration::from_millis(500);
+
+/// How often the watched topics' partition counts are read (librdkafka's own consumers
+/// notice new partitions every `topic.metadata.refresh.interval.ms`, 5 minutes by default).
+const METADATA_EVERY: Duration = Duration::from_secs(60);
+
+/// Longest wait for one topic's metadata.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Settings of the host's `kafka:` that belong to a consumer group; the watch joins none.
 const GROUP_SETTINGS: &[&str] = &["group.", "partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"];
@@ -42,14 +49,21 @@ struct State {
 #[derive(Default)]
 struct Table {
     next_id: u64,
-    /// Per partition read: the offset it is read from and the watches on it, `(id, from)`.
+    /// Per partition the client reads: where it started and what it saw, and the watches.
     partitions: HashMap<(String, i32), Watched>,
-    /// Per watch not yet woken: what wakes it and its partitions.
+    /// Per watch: what wakes it and its partitions.
     watches: HashMap<u64, (Arc<Notify>, Vec<(String, i32)>)>,
+    /// Per watched topic, its partition count when first seen: a partition added while its
+    /// tasks are idle is read by none of them, so it wakes them all.
+    partition_counts: HashMap<String, usize>,
 }
 
 struct Watched {
-    read_from: i64,
+    /// The offset the client was assigned at (lowered when a new watch starts earlier).
+    started_at: i64,
+    /// The last record's offset the client saw, if any.
+    last_seen: Option<i64>,
+    /// `(watch id, from)`: a record at `from` or later wakes the watch.
     watches: Vec<(u64, i64)>,
 }
 
@@ -85,38 +99,45 @@ impl IdleWatch {
     }
 
     /// Watches `points` for one task. Blocking (each newly read partition is assigned to the
-    /// watch client).
+    /// watch client). On an error nothing is watched.
     pub fn watch(&self, points: &[WatchPoint]) -> Result<Watch, KafkaError> {
         let mut table = self.state.lock();
-        let id = table.next_id;
-        table.next_id += 1;
-        let woken = Arc::new(Notify::new());
-        let (mut assign, mut reassign) = (TopicPartitionList::new(), TopicPartitionList::new());
+        // The client first, the table after: a failed call leaves the table as it was.
+        let (mut assign, mut reassign, mut seen) = (TopicPartitionList::new(), TopicPartitionList::new(), false);
         for point in points {
-            let key = (point.topic.clone(), point.partition);
-            match table.partitions.get_mut(&key) {
-                Some(watched) => {
-                    watched.watches.push((id, point.from));
-                    // Read from an earlier offset now: a record between the two must wake this one.
-                    if point.from < watched.read_from {
-                        watched.read_from = point.from;
-                        reassign.add_partition(&point.topic, point.partition);
-                        assign.add_partition_offset(&point.topic, point.partition, Offset::Offset(point.from)).map_err(KafkaError::Offsets)?;
-                    }
-                }
-                None => {
-                    table.partitions.insert(key, Watched { read_from: point.from, watches: vec![(id, point.from)] });
+            match table.partitions.get(&(point.topic.clone(), point.partition)) {
+                // The client already read a record at or after the point: wake at once.
+                Some(watched) if watched.last_seen.is_some_and(|last| last >= point.from) => seen = true,
+                // It reads from later: read again from the point, so a record between wakes it.
+                Some(watched) if point.from < watched.started_at => {
+                    reassign.add_partition(&point.topic, point.partition);
                     assign.add_partition_offset(&point.topic, point.partition, Offset::Offset(point.from)).map_err(KafkaError::Offsets)?;
                 }
+                Some(_) => {}
+                None => assign.add_partition_offset(&point.topic, point.partition, Offset::Offset(point.from)).map_err(KafkaError::Offsets)?,
             }
         }
-        table.watches.insert(id, (woken.clone(), points.iter().map(|p| (p.topic.clone(), p.partition)).collect()));
         if reassign.count() > 0 {
             self.state.client.incremental_unassign(&reassign).map_err(KafkaError::Offsets)?;
         }
         if assign.count() > 0 {
             self.state.client.incremental_assign(&assign).map_err(KafkaError::Offsets)?;
         }
+        let id = table.next_id;
+        table.next_id += 1;
+        for point in points {
+            let reassigned = assign.find_partition(&point.topic, point.partition).is_some();
+            let watched = table.partitions.entry((point.topic.clone(), point.partition)).or_insert(Watched { started_at: point.from, last_seen: None, watches: Vec::new() });
+            if reassigned {
+                (watched.started_at, watched.last_seen) = (point.from, None);
+            }
+            watched.watches.push((id, point.from));
+        }
+        let woken = Arc::new(Notify::new());
+        if seen {
+            woken.notify_one();
+        }
+        table.watches.insert(id, (woken.clone(), points.iter().map(|p| (p.topic.clone(), p.partition)).collect()));
         drop(table);
         Ok(Watch { id, woken, state: self.state.clone() })
     }
@@ -147,23 +168,37 @@ impl Watch {
 }
 
 impl Drop for Watch {
-    /// Stops reading the partitions no other task watches.
+    /// Stops reading the partitions no other task watches. If the client cannot stop, they
+    /// stay in the table without watches: the client still reads them, and a later watch
+    /// of one needs no new assignment (which the client would refuse).
     fn drop(&mut self) {
         let mut table = self.state.lock();
         let Some((_, keys)) = table.watches.remove(&self.id) else { return };
-        let mut unassign = TopicPartitionList::new();
+        let mut unwatched = Vec::new();
         for key in keys {
             let Some(watched) = table.partitions.get_mut(&key) else { continue };
             watched.watches.retain(|(id, _)| *id != self.id);
             if watched.watches.is_empty() {
-                table.partitions.remove(&key);
-                unassign.add_partition(&key.0, key.1);
+                unwatched.push(key);
             }
         }
-        if unassign.count() > 0 {
-            if let Err(e) = self.state.client.incremental_unassign(&unassign) {
-                tracing::warn!(error = %e, "the idle watch could not stop reading partitions; it reads them until the host stops");
+        if unwatched.is_empty() {
+            return;
+        }
+        let mut unassign = TopicPartitionList::new();
+        for (topic, partition) in &unwatched {
+            unassign.add_partition(topic, *partition);
+        }
+        match self.state.client.incremental_unassign(&unassign) {
+            Ok(()) => {
+                for key in &unwatched {
+                    table.partitions.remove(key);
+                }
+                let table = &mut *table;
+                let partitions = &table.partitions;
+                table.partition_counts.retain(|topic, _| partitions.keys().any(|(t, _)| t == topic));
             }
+            Err(e) => tracing::warn!(error = %e, "the idle watch could not stop reading partitions; it reads them until the host stops"),
         }
     }
 }
@@ -174,8 +209,9 @@ impl State {
     }
 
     /// The watch thread: reads until the watch is dropped, waking the tasks each record
-    /// concerns.
+    /// concerns, and every [`METADATA_EVERY`] the tasks of topics that grew partitions.
     fn read(&self) {
+        let mut metadata_due = Instant::now() + METADATA_EVERY;
         while !self.stop.load(Ordering::Relaxed) {
             match self.client.poll(POLL) {
                 None => {}
@@ -185,17 +221,55 @@ impl State {
                     std::thread::sleep(POLL);
                 }
             }
+            if Instant::now() >= metadata_due {
+                self.check_partition_counts();
+                metadata_due = Instant::now() + METADATA_EVERY;
+            }
         }
     }
 
     /// A record at `offset` wakes every watch of its partition from that offset or before.
     fn arrived(&self, topic: &str, partition: i32, offset: i64) {
-        let table = self.lock();
-        let Some(watched) = table.partitions.get(&(topic.to_owned(), partition)) else { return };
+        let mut table = self.lock();
+        let table = &mut *table;
+        let Some(watched) = table.partitions.get_mut(&(topic.to_owned(), partition)) else { return };
+        watched.last_seen = Some(watched.last_seen.map_or(offset, |last| last.max(offset)));
         for (id, from) in &watched.watches {
             if *from <= offset {
                 if let Some((woken, _)) = table.watches.get(id) {
                     woken.notify_one();
+                }
+            }
+        }
+    }
+
+    /// Wakes the watches on a topic whose partition count grew since it was first seen.
+    fn check_partition_counts(&self) {
+        let topics: Vec<String> = {
+            let table = self.lock();
+            let mut topics: Vec<String> = table.partitions.keys().map(|(t, _)| t.clone()).collect();
+            topics.sort();
+            topics.dedup();
+            topics
+        };
+        for topic in topics {
+            let count = match self.client.fetch_metadata(Some(&topic), METADATA_TIMEOUT) {
+                Ok(metadata) => metadata.topics().first().map_or(0, |t| t.partitions().len()),
+                Err(e) => {
+                    tracing::debug!(%topic, error = %e, "idle watch: could not read the topic's partitions");
+                    continue;
+                }
+            };
+            let mut table = self.lock();
+            let table = &mut *table;
+            let known = *table.partition_counts.entry(topic.clone()).or_insert(count);
+            if count > known {
+                tracing::info!(%topic, from = known, to = count, "partitions added to a topic idle tasks read; waking them");
+                table.partition_counts.insert(topic.clone(), count);
+                for (woken, partitions) in table.watches.values() {
+                    if partitions.iter().any(|(t, _)| *t == topic) {
+                        woken.notify_one();
+                    }
                 }
             }
         }
@@ -224,10 +298,14 @@ mod tests {
         }
         let watch = IdleWatch::new(&settings).expect("watch");
         let point = |from| vec![WatchPoint { topic: "watched".into(), partition: 0, from }];
-        // Offsets 0 to 2 exist: a watch from 3 must not wake, one from 2 must.
+        // Offsets 0 to 2 exist: a watch from 4 must not wake, one from 2 must.
         let later = watch.watch(&point(4)).expect("watch from 4");
         let from_two = watch.watch(&point(2)).expect("watch from 2");
         tokio::time::timeout(Duration::from_secs(30), from_two.woken()).await.expect("a record at the watched offset wakes it");
+        // A watch from an offset the client already read past wakes at once (record 2 was
+        // seen for the first watch and is not read again).
+        let late = watch.watch(&point(2)).expect("a second watch from 2");
+        tokio::time::timeout(Duration::from_secs(5), late.woken()).await.expect("a watch from an offset already seen wakes at once");
         let from_three = watch.watch(&point(3)).expect("watch from 3");
         // The record at 3 is the first that concerns these two; the one from 4 stays asleep.
         send(&producer, "watched").await;
@@ -236,7 +314,7 @@ mod tests {
         send(&producer, "watched").await;
         tokio::time::timeout(Duration::from_secs(30), later.woken()).await.expect("the record at 4 wakes the watch from 4");
         // Dropped watches stop the partition being read.
-        drop((later, from_two, from_three));
+        drop((later, from_two, from_three, late));
         assert_eq!(watch.partitions(), 0);
     }
 }

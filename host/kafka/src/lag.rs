@@ -29,9 +29,9 @@ pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Ve
     lags
 }
 
-/// The end of a partition as the client last heard it from a fetch (the last stable offset
-/// when reading committed records, as the host does); `None` before any fetch answered.
-pub(crate) fn cached_high<C: ConsumerContext, K: Consumer<C>>(consumer: &K, topic: &std::ffi::CStr, partition: i32) -> Option<i64> {
+/// A partition's high watermark as the client last heard it in a fetch; `None` before any
+/// fetch answered.
+fn cached_high<C: ConsumerContext, K: Consumer<C>>(consumer: &K, topic: &std::ffi::CStr, partition: i32) -> Option<i64> {
     let client = consumer.client().native_ptr();
     let (mut low, mut high) = (-1i64, -1i64);
     // SAFETY: `client` is the live handle of `consumer`, borrowed for this call; `topic` is a

@@ -208,16 +208,21 @@ impl Measures {
         self.batch_nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
+    /// Task `task` reads with `consumer` (at its start, or woken after it was idle).
     pub(crate) fn set_consumer(&self, task: usize, consumer: Arc<Consumer>) {
+        // Both locks, consumers first (as everywhere): a status read never sees the task in
+        // both lists or in neither.
+        let mut consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner());
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).remove(&task);
-        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).insert(task, consumer);
+        consumers.insert(task, consumer);
     }
 
     /// Task `task` gave its consumer up while idle; `partitions` are watched for it. The
     /// consumer is returned, not dropped here: closing it blocks (it leaves its group).
     pub(crate) fn task_idle(&self, task: usize, partitions: Vec<(String, i32)>) -> Option<Arc<Consumer>> {
+        let mut consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner());
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).insert(task, partitions);
-        self.consumers.lock().unwrap_or_else(|p| p.into_inner()).remove(&task)
+        consumers.remove(&task)
     }
 
     pub(crate) fn set_outage(&self, outage: Option<Unreachable>) {
@@ -241,7 +246,11 @@ impl Measures {
     /// Each task of the current run that has a consumer or gave it up while idle: its
     /// partitions, reads and lag.
     pub(crate) fn tasks(&self) -> Vec<TaskStatus> {
-        let consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (consumers, idle) = {
+            let consumers = self.consumers.lock().unwrap_or_else(|p| p.into_inner());
+            let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            (consumers.clone(), idle)
+        };
         let counts = self.task_counts.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut tasks: Vec<TaskStatus> = consumers
             .iter()
@@ -259,7 +268,6 @@ impl Measures {
                 }
             })
             .collect();
-        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).clone();
         tasks.extend(idle.into_iter().map(|(task, partitions)| {
             let counts = counts.get(&task).copied().unwrap_or_default();
             TaskStatus {

@@ -252,6 +252,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
     let policy = ErrorPolicy::new(connector, status.clone());
     let mut labels: Vec<String> = chain.plugin_labels();
     let opener = || ConsumerOpener {
+        connector: connector.name().to_string(),
         kafka: shared.kafka.clone(),
         options: ConsumerOptions {
             group_id: connector.group_id(),
@@ -286,7 +287,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             labels.push(plugin.label());
             let mut step = sink.clone();
             step.config = resolved.sink.take().unwrap_or(step.config);
-            Task::Sink(SinkTask { consumer: opener().open()?, cx, step, plugin, limits, secrets: shared.secrets.for_team(config.team.clone()) })
+            Task::Sink(SinkTask { consumer: opener().open()?, opener: opener(), cx, step, plugin, limits, secrets: shared.secrets.for_team(config.team.clone()) })
         }
         Flow::Transform { output, .. } => Task::Transform(TransformTask {
             consumer: opener().open()?,

@@ -5,12 +5,13 @@
 //! costs only the consumer's group join.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, IdleWatch, KafkaError, Release};
+use turnpike_config::ConnectorConfig;
+use turnpike_kafka::{BrokerHealth, Consumer, ConsumerOptions, IdleWatch, KafkaError, Release, Watch};
 use turnpike_runtime::FaultClass;
 
-use super::read_loop::ReadHooks;
-use super::{Exit, TaskContext};
+use super::{Exit, PauseHooks, TaskContext};
 use crate::memory_trim::MemoryTrim;
 use crate::status::{FaultInfo, LiveStatus};
 
@@ -34,6 +35,7 @@ impl SharedIdleWatch {
 
 /// Creates a task's consumer: at the start of a run, and again after it woke.
 pub(crate) struct ConsumerOpener {
+    pub(crate) connector: String,
     pub(crate) kafka: Vec<(String, String)>,
     pub(crate) options: ConsumerOptions,
     pub(crate) health: Arc<BrokerHealth>,
@@ -51,12 +53,19 @@ impl ConsumerOpener {
     }
 }
 
-/// Gives `consumer` up and waits until a record arrives in one of its partitions (or the
-/// task is stopped, paused or resumed, or its hooks interrupt, e.g. a plugin swap); then
-/// returns a new consumer. If the consumer cannot be given up safely it is returned as it
-/// is, and the task reads on.
-pub(crate) async fn wait_without_consumer<H: ReadHooks>(cx: &mut TaskContext, consumer: Arc<Consumer>, release: Release, opener: &ConsumerOpener, hooks: &mut H) -> Result<Arc<Consumer>, Exit> {
-    let name = cx.connector.name().to_string();
+/// How long a task of `config` reads nothing before it gives its consumer up; `None`: never.
+pub(crate) fn idle_after(config: &ConnectorConfig) -> Option<Duration> {
+    match config.batch.idle_after_ms.get() {
+        0 => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
+}
+
+/// Gives `consumer` up: commits the ends `release` watches unread partitions from, has the
+/// host's idle watch read its partitions, and closes it (leaving its group). The caller must
+/// hold no other reference to it. If it cannot be given up safely it is handed back, and the
+/// task reads on.
+pub(crate) async fn give_up(consumer: Arc<Consumer>, release: &Release, opener: &ConsumerOpener) -> Result<Watch, Arc<Consumer>> {
     let watched = {
         let (consumer, release, kafka, shared) = (consumer.clone(), release.clone(), opener.kafka.clone(), opener.watch.clone());
         tokio::task::spawn_blocking(move || {
@@ -67,31 +76,37 @@ pub(crate) async fn wait_without_consumer<H: ReadHooks>(cx: &mut TaskContext, co
     };
     let watch = match watched {
         Ok(Ok(watch)) => watch,
-        Ok(Err(e)) => {
-            tracing::warn!(connector = %name, error = %e, "could not give the idle consumer up; it reads on");
-            return Ok(consumer);
-        }
-        Err(e) => {
-            tracing::warn!(connector = %name, error = %e, "could not give the idle consumer up; it reads on");
-            return Ok(consumer);
-        }
+        Ok(Err(e)) => return Err(kept(consumer, &opener.connector, &e)),
+        Err(e) => return Err(kept(consumer, &opener.connector, &e)),
     };
     let partitions: Vec<(String, i32)> = release.points.iter().map(|p| (p.topic.clone(), p.partition)).collect();
-    let listed = cx.status.measures.task_idle(cx.task, partitions);
+    let listed = opener.status.measures.task_idle(opener.task, partitions);
     // The last references: closing leaves the group (a blocking call, made where blocking is
     // allowed by the consumer's own drop).
     drop((listed, consumer));
     opener.watch.trim.clients_closed();
-    tracing::info!(connector = %name, task = cx.task + 1, partitions = release.points.len(), "idle: consumer given up until a record arrives");
+    tracing::info!(connector = %opener.connector, task = opener.task + 1, partitions = release.points.len(), "idle: consumer given up until a record arrives");
+    Ok(watch)
+}
+
+fn kept(consumer: Arc<Consumer>, connector: &str, error: &dyn std::fmt::Display) -> Arc<Consumer> {
+    tracing::warn!(%connector, %error, "could not give the idle consumer up; it reads on");
+    consumer
+}
+
+/// Waits until `watch` sees a record in one of the task's partitions (or the task is
+/// stopped, paused or resumed, or its hooks wake it, e.g. a plugin swap); then returns a new
+/// consumer.
+pub(crate) async fn wait_for_record<H: PauseHooks>(cx: &mut TaskContext, watch: Watch, opener: &ConsumerOpener, hooks: &mut H) -> Result<Arc<Consumer>, Exit> {
     let woke = tokio::select! {
         _ = cx.cancel.cancelled() => Err(Exit::Shutdown),
         () = watch.woken() => Ok("a record arrived"),
         changed = cx.paused.changed() => changed.map(|()| "paused or resumed").map_err(|_| Exit::Shutdown),
-        () = hooks.interrupt() => Ok("interrupted"),
+        woke = hooks.wake() => if woke { Ok("woken by its task") } else { Err(Exit::Shutdown) },
     };
     // Stops reading its partitions: a blocking call.
     tokio::task::spawn_blocking(move || drop(watch));
     let why = woke?;
-    tracing::info!(connector = %name, task = cx.task + 1, why, "idle task woke; taking a consumer again");
+    tracing::info!(connector = %opener.connector, task = opener.task + 1, why, "idle task woke; taking a consumer again");
     opener.open().map_err(Exit::Failed)
 }

@@ -57,8 +57,6 @@ impl TaskContext {
 pub(crate) enum Exit {
     Shutdown,
     Failed(FaultInfo),
-    /// Idle long enough to give the consumer up: from where to watch its partitions.
-    Idle(turnpike_kafka::Release),
 }
 
 impl From<FaultInfo> for Exit {
@@ -130,7 +128,7 @@ pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
             status.set(ConnectorState::Stopped, None);
             tracing::info!(connector = %name, "connector stopped");
         }
-        Exit::Shutdown | Exit::Idle(_) => {}
+        Exit::Shutdown => {}
     }
 }
 

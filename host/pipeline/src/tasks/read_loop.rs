@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use turnpike_config::ConnectorConfig;
+use turnpike_config::{ConnectorConfig, StartFrom};
 use turnpike_kafka::{BatchLimits, ConsumedRecord, Consumer, FatalError, Offsets, Release};
 use turnpike_runtime::{BatchBuilder, FaultClass, InputBatch, RecordRef};
 
@@ -28,6 +28,10 @@ pub(crate) trait ReadHooks: PauseHooks {
     /// uncommitted.
     fn before_pause(&mut self, cx: &mut TaskContext) -> impl Future<Output = Result<(), Exit>> + Send;
 
+    /// Before an idle task reads where its partitions stand, to give its consumer up: a sink
+    /// flushes, so that everything it read can be committed.
+    fn before_release(&mut self, cx: &mut TaskContext) -> impl Future<Output = Result<(), Exit>> + Send;
+
     /// Ends an idle wait for records, besides a pause (a sink: the next flush is due; a
     /// transform: a plugin swap); the loop then goes round again. A batch already started
     /// is completed.
@@ -40,30 +44,33 @@ pub(crate) trait ReadHooks: PauseHooks {
 
 /// Reads batches until the connector stops, `also_stop` is cancelled (both a shutdown), a
 /// hook fails it, or (with `idle_after`) no record came for that long and the consumer can
-/// be given up without losing one ([`Exit::Idle`]).
+/// be given up without losing one: then it returns `Ok` with where the partitions stand.
 ///
 /// Stopping may drop a batch being read: nothing after it is committed in this run, so it
 /// is read again on the next start. (A pause longer than the consumer's
 /// `max.poll.interval.ms` also hands its partitions back to the group until resumed.)
-pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc<Consumer>, hooks: &mut H, also_stop: Option<&CancellationToken>, idle_after: Option<Duration>) -> Exit {
+pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc<Consumer>, hooks: &mut H, also_stop: Option<&CancellationToken>, idle_after: Option<Duration>) -> Result<Release, Exit> {
     let limits = batch_limits(cx.connector.config());
     let mut last_record = Instant::now();
     // Where the consumer's partitions would be watched from, read once it was idle for
-    // `idle_after`: it is given up ([`Exit::Idle`]) if one more short read finds nothing.
+    // `idle_after`: it is given up (`Ok`) if one more short read finds nothing.
     let mut releasing: Option<Release> = None;
+    // Per partition, the offset after the last record this consumer handed over.
+    let mut read_so_far = Offsets::default();
+    let earliest = cx.connector.config().start_from == StartFrom::Earliest;
     loop {
         if let Err(exit) = hooks.before_read(cx).await {
-            return exit;
+            return Err(exit);
         }
         if *cx.paused.borrow() {
             if let Err(exit) = hooks.before_pause(cx).await {
-                return exit;
+                return Err(exit);
             }
             if let Err(e) = consumer.pause_all() {
                 tracing::warn!(connector = %cx.connector.name(), error = %e, "could not pause fetching");
             }
             if let Some(exit) = cx.wait_while_paused(hooks).await {
-                return exit;
+                return Err(exit);
             }
             if let Err(e) = consumer.resume_all() {
                 tracing::warn!(connector = %cx.connector.name(), error = %e, "could not resume fetching");
@@ -103,49 +110,54 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc
         };
         let read = tokio::select! {
             biased;
-            _ = cx.cancel.cancelled() => return Exit::Shutdown,
-            () = stopped => return Exit::Shutdown,
+            _ = cx.cancel.cancelled() => return Err(Exit::Shutdown),
+            () = stopped => return Err(Exit::Shutdown),
             n = consumer.fill(limits, |r| read_record(&r, &mut builder, &mut offsets, &mut unreadable), idle_ends) => n,
         };
         if read == 0 {
             if let Some(fatal) = consumer.fatal_error() {
-                return Exit::Failed(consumer_failed(&fatal));
+                return Err(Exit::Failed(consumer_failed(&fatal)));
             }
             // Given up only when the last look ran its course: a pause or a plugin swap that
             // ended it is handled at the top of the loop first (and the release read again).
             if let Some(release) = releasing.take() {
                 if idle_until.is_some_and(|at| Instant::now() >= at) {
-                    return Exit::Idle(release);
+                    return Ok(release);
                 }
             }
             if idle_after.is_some_and(|after| last_record.elapsed() >= after) && !*cx.paused.borrow() {
-                releasing = release_points(cx.connector.name().as_str(), cx.task, consumer).await;
+                if let Err(exit) = hooks.before_release(cx).await {
+                    return Err(exit);
+                }
+                releasing = release_points(cx.connector.name().as_str(), cx.task, consumer, &read_so_far, earliest).await;
                 last_record = Instant::now();
             }
             continue;
         }
         releasing = None;
         last_record = Instant::now();
+        read_so_far.merge(&offsets);
         cx.status.count_in(cx.task, read as u64, builder.bytes() as u64);
         let began = std::time::Instant::now();
         let handled = hooks.batch(cx, builder.finish(), offsets, unreadable).await;
         cx.status.measures.batch_took(began.elapsed());
         if let Err(exit) = handled {
-            return exit;
+            return Err(exit);
         }
     }
 }
 
 /// How long an idle task reads once more after it read where its partitions would be
-/// watched from: a fetch that told the client a partition's end also handed over the records
-/// before it, and this read takes any that were on their way.
+/// watched from: a record written before a partition's end was read (and so before the
+/// offset committed for a partition it never read from) may still be on its way to the
+/// consumer; this read takes it, and the task reads on.
 const LAST_LOOK: Duration = Duration::from_millis(200);
 
 /// Where the consumer's partitions would be watched from, or `None` (logged) if it cannot be
 /// given up now; then the task tries again after another idle period.
-async fn release_points(connector: &str, task: usize, consumer: &Arc<Consumer>) -> Option<Release> {
-    let reading = consumer.clone();
-    match tokio::task::spawn_blocking(move || reading.release_points()).await {
+async fn release_points(connector: &str, task: usize, consumer: &Arc<Consumer>, read: &Offsets, earliest: bool) -> Option<Release> {
+    let (reading, read) = (consumer.clone(), read.clone());
+    match tokio::task::spawn_blocking(move || reading.release_points(&read, earliest)).await {
         Ok(Ok(release)) => Some(release),
         Ok(Err(why)) => {
             tracing::debug!(%connector, task = task + 1, %why, "idle, but keeping the consumer for now");

@@ -16,6 +16,7 @@ use turnpike_runtime::{
     input_len, CallError, ErrorKind, Fault, FaultClass, InputBatch, InstanceLabels, InstanceLimits, PluginError, RecordError, SinkInstance, TopicPartition,
 };
 
+use super::idle::{self, ConsumerOpener};
 use super::read_loop::{read_loop, ReadHooks};
 use super::{finish, Exit, PauseHooks, TaskContext};
 use crate::batches::input_source;
@@ -29,6 +30,8 @@ use crate::storage;
 pub(crate) struct SinkTask {
     pub(crate) cx: TaskContext,
     pub(crate) consumer: Arc<Consumer>,
+    /// A new consumer after the task was idle and gave its own up.
+    pub(crate) opener: ConsumerOpener,
     /// The sink as configured.
     pub(crate) step: SinkStep,
     pub(crate) plugin: PluginInfo,
@@ -56,7 +59,9 @@ struct Unflushed {
 struct Writer {
     sink: SinkInstance,
     plugin: PluginInfo,
-    consumer: Arc<Consumer>,
+    /// `None` while the task is idle without a consumer (everything was flushed and
+    /// committed first).
+    consumer: Option<Arc<Consumer>>,
     unflushed: Unflushed,
     interval: Duration,
     last_flush: Instant,
@@ -64,7 +69,7 @@ struct Writer {
 
 impl SinkTask {
     pub(crate) async fn run(self) {
-        let Self { mut cx, consumer, step, plugin, limits, secrets } = self;
+        let Self { mut cx, mut consumer, opener, step, plugin, limits, secrets } = self;
         let name = cx.connector.name().to_string();
         let sink = match start(&mut cx, &step, &plugin, limits, &secrets).await {
             Ok(sink) => sink,
@@ -73,8 +78,30 @@ impl SinkTask {
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
         let interval = Duration::from_millis(step.flush_interval_ms.get());
-        let mut writer = Writer { sink, plugin, consumer: consumer.clone(), unflushed: Unflushed::default(), interval, last_flush: Instant::now() };
-        let mut exit = read_loop(&mut cx, &consumer, &mut writer, None, None).await;
+        let mut writer = Writer { sink, plugin, consumer: Some(consumer.clone()), unflushed: Unflushed::default(), interval, last_flush: Instant::now() };
+        let idle_after = idle::idle_after(cx.connector.config());
+        let mut exit = loop {
+            let release = match read_loop(&mut cx, &consumer, &mut writer, None, idle_after).await {
+                Ok(idle) => idle,
+                Err(exit) => break exit,
+            };
+            writer.consumer = None;
+            consumer = match idle::give_up(consumer, &release, &opener).await {
+                Err(kept) => kept,
+                Ok(watch) => {
+                    // As in a rebalance: the sink holds nothing for them (all was flushed).
+                    let gone: Vec<(String, i32)> = release.points.iter().map(|p| (p.topic.clone(), p.partition)).collect();
+                    if let Err(exit) = writer.tell_partitions(&mut cx, gone, false).await {
+                        break exit;
+                    }
+                    match idle::wait_for_record(&mut cx, watch, &opener, &mut writer).await {
+                        Ok(consumer) => consumer,
+                        Err(exit) => break exit,
+                    }
+                }
+            };
+            writer.consumer = Some(consumer.clone());
+        };
         if matches!(exit, Exit::Shutdown) {
             if let Err(e) = writer.flush(&mut cx, true).await {
                 exit = e;
@@ -114,6 +141,12 @@ impl ReadHooks for Writer {
 
     async fn before_pause(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
         self.flush(cx, false).await
+    }
+
+    async fn before_release(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
+        self.flush(cx, true).await?;
+        self.last_flush = Instant::now();
+        Ok(())
     }
 
     async fn interrupt(&mut self) {
@@ -228,7 +261,11 @@ impl Writer {
         // A held partition (an object still open) is committed up to its hold only, and
         // stays unflushed so the next interval flushes it again even if nothing new arrives.
         let (commit, held) = self.unflushed.offsets.split_at_holds(&self.sink.take_holds());
-        if let Err(e) = self.consumer.commit_off_thread(&commit, sync).await {
+        let committed = match &self.consumer {
+            Some(consumer) => consumer.commit_off_thread(&commit, sync).await,
+            None => Ok(()),
+        };
+        if let Err(e) = committed {
             tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
         }
         cx.status.count_out(cx.task, std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
@@ -241,7 +278,7 @@ impl Writer {
     /// offsets of what was flushed; what was written since is flushed here, and may also be
     /// read again by the partitions' next owner (at least once, never lost).
     async fn partition_changes(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
-        let changes = self.consumer.take_partition_changes();
+        let changes = self.consumer.as_ref().map(|c| c.take_partition_changes()).unwrap_or_default();
         for (i, change) in changes.iter().enumerate() {
             let (list, assigned) = match change {
                 PartitionChange::Assigned(list) => (list.clone(), true),
@@ -258,17 +295,23 @@ impl Writer {
                     (lost, false)
                 }
             };
-            if list.is_empty() {
-                continue;
-            }
-            let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
-            let told = self.sink.partitions(&partitions, assigned).await;
-            cx.status.measures.note_usage(cx.task, "sink", &self.plugin.label(), self.sink.take_usage());
-            told.map_err(|e| match e {
-                CallError::Fault(f) => sink_fault(&self.plugin, &cx.status, &f),
-                other => FaultInfo::new(FaultClass::RecordError, other.to_string()),
-            })?;
+            self.tell_partitions(cx, list, assigned).await?;
         }
+        Ok(())
+    }
+
+    /// Tells the sink these partitions were assigned to it, or taken away.
+    async fn tell_partitions(&mut self, cx: &mut TaskContext, list: Vec<(String, i32)>, assigned: bool) -> Result<(), Exit> {
+        if list.is_empty() {
+            return Ok(());
+        }
+        let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
+        let told = self.sink.partitions(&partitions, assigned).await;
+        cx.status.measures.note_usage(cx.task, "sink", &self.plugin.label(), self.sink.take_usage());
+        told.map_err(|e| match e {
+            CallError::Fault(f) => sink_fault(&self.plugin, &cx.status, &f),
+            other => FaultInfo::new(FaultClass::RecordError, other.to_string()),
+        })?;
         Ok(())
     }
 }

@@ -3,7 +3,6 @@
 //! two batches, and while paused.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -51,10 +50,7 @@ impl TransformTask {
         }
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
-        let idle_after = match cx.connector.config().batch.idle_after_ms.get() {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        };
+        let idle_after = idle::idle_after(cx.connector.config());
         let mut hooks = Transforming { output_topic, swaps, applied_swap, batches: None };
         loop {
             // A committer per consumer: its offsets are that consumer's to commit.
@@ -63,13 +59,19 @@ impl TransformTask {
             let checkpoint = GroupOffsets { consumer: consumer.clone(), connector: name.clone() };
             let committer = tokio::spawn(committer::run(rx, checkpoint, cx.status.clone(), (name.clone(), cx.task), delivery_failed.clone()));
             hooks.batches = Some(tx);
-            let exit = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed), idle_after).await;
+            let ended = read_loop(&mut cx, &consumer, &mut hooks, Some(&delivery_failed), idle_after).await;
             hooks.batches = None;
             drain(committer, &name).await;
-            let Exit::Idle(release) = exit else { return cx.finish(&name, exit) };
-            consumer = match idle::wait_without_consumer(&mut cx, consumer, release, &opener, &mut hooks).await {
-                Ok(consumer) => consumer,
+            let release = match ended {
+                Ok(idle) => idle,
                 Err(exit) => return cx.finish(&name, exit),
+            };
+            consumer = match idle::give_up(consumer, &release, &opener).await {
+                Err(kept) => kept,
+                Ok(watch) => match idle::wait_for_record(&mut cx, watch, &opener, &mut hooks).await {
+                    Ok(consumer) => consumer,
+                    Err(exit) => return cx.finish(&name, exit),
+                },
             };
         }
     }
@@ -92,6 +94,10 @@ impl ReadHooks for Transforming {
     }
 
     async fn before_pause(&mut self, _cx: &mut TaskContext) -> Result<(), Exit> {
+        Ok(())
+    }
+
+    async fn before_release(&mut self, _cx: &mut TaskContext) -> Result<(), Exit> {
         Ok(())
     }
 
