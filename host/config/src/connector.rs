@@ -215,12 +215,13 @@ pub struct BatchConfig {
     /// Bytes of keys, values and headers one batch may hold; the batch closes at the record
     /// that reaches it. Default 16 MiB; 1 KiB to 1 GiB.
     pub max_bytes: Ranged<1_024, 1_073_741_824>,
-    /// After this long with no record, a transform connector's task gives its consumer up
-    /// (everything read is committed first; the task leaves its group) and the host watches
-    /// its partitions through one reader shared by every idle task, taking a consumer again
-    /// when a record arrives: an idle connector then holds no librdkafka client, threads or
-    /// timers. The first record after the wait pays a group join (about 0.1 to 3 s). Default
-    /// 60,000 ms; 0 keeps the consumer for ever; 0 to 86,400,000.
+    /// After this long with no record, a transform or sink connector's task gives its
+    /// consumer up (a sink flushes and everything read is committed first; the task leaves
+    /// its group) and the host watches its partitions through one reader shared by every
+    /// idle task, taking a consumer again when a record arrives: an idle connector then
+    /// holds no librdkafka client, threads or timers. The first record after the wait pays
+    /// a group join (about 0.1 to 3 s). Default 60,000 ms; 0 keeps the consumer for ever;
+    /// 0 to 86,400,000.
     pub idle_after_ms: Ranged<0, 86_400_000>,
 }
 
