@@ -101,7 +101,17 @@ impl IdleWatch {
     /// Watches `points` for one task. Blocking (each newly read partition is assigned to the
     /// watch client). On an error nothing is watched.
     pub fn watch(&self, points: &[WatchPoint]) -> Result<Watch, KafkaError> {
+        // Each new topic's partition count, asked before the table is locked (it is a broker
+        // call): a partition added from now on wakes the topic's watches.
+        let mut topics: Vec<&str> = points.iter().map(|p| p.topic.as_str()).collect();
+        topics.sort_unstable();
+        topics.dedup();
+        let known: Vec<String> = self.state.lock().partition_counts.keys().cloned().collect();
+        let counts: Vec<(String, usize)> = topics.into_iter().filter(|t| !known.iter().any(|k| k == t)).filter_map(|t| self.state.partition_count(t).map(|n| (t.to_owned(), n))).collect();
         let mut table = self.state.lock();
+        for (topic, count) in counts {
+            table.partition_counts.entry(topic).or_insert(count);
+        }
         // The client first, the table after: a failed call leaves the table as it was.
         let (mut assign, mut reassign, mut seen) = (TopicPartitionList::new(), TopicPartitionList::new(), false);
         for point in points {
@@ -121,7 +131,10 @@ impl IdleWatch {
             self.state.client.incremental_unassign(&reassign).map_err(KafkaError::Offsets)?;
         }
         if assign.count() > 0 {
-            self.state.client.incremental_assign(&assign).map_err(KafkaError::Offsets)?;
+            if let Err(e) = self.state.client.incremental_assign(&assign) {
+                self.state.undo_reassign(&mut *table, &reassign);
+                return Err(KafkaError::Offsets(e));
+            }
         }
         let id = table.next_id;
         table.next_id += 1;
@@ -243,27 +256,53 @@ impl State {
         }
     }
 
-    /// Wakes the watches on a topic whose partition count grew since it was first seen.
-    fn check_partition_counts(&self) {
-        let topics: Vec<String> = {
-            let table = self.lock();
-            let mut topics: Vec<String> = table.partitions.keys().map(|(t, _)| t.clone()).collect();
-            topics.sort();
-            topics.dedup();
-            topics
-        };
-        for topic in topics {
-            let count = match self.client.fetch_metadata(Some(&topic), METADATA_TIMEOUT) {
-                Ok(metadata) => metadata.topics().first().map_or(0, |t| t.partitions().len()),
-                Err(e) => {
-                    tracing::debug!(%topic, error = %e, "idle watch: could not read the topic's partitions");
-                    continue;
+    /// `topic`'s partition count, if the broker says (a topic it reports an error for, or no
+    /// partitions, has none).
+    fn partition_count(&self, topic: &str) -> Option<usize> {
+        let metadata = self.client.fetch_metadata(Some(topic), METADATA_TIMEOUT).ok()?;
+        let found = metadata.topics().first().filter(|t| t.error().is_none())?;
+        (!found.partitions().is_empty()).then(|| found.partitions().len())
+    }
+
+    /// A failed assignment after the re-read partitions were unassigned: they are read again
+    /// from where they were; if even that fails, their watches are woken (their tasks take a
+    /// consumer again) and they leave the table.
+    fn undo_reassign(&self, table: &mut Table, reassign: &TopicPartitionList) {
+        if reassign.count() == 0 {
+            return;
+        }
+        let mut back = TopicPartitionList::new();
+        for e in reassign.elements() {
+            if let Some(watched) = table.partitions.get(&(e.topic().to_owned(), e.partition())) {
+                let _ = back.add_partition_offset(e.topic(), e.partition(), Offset::Offset(watched.started_at));
+            }
+        }
+        if let Err(e) = self.client.incremental_assign(&back) {
+            tracing::warn!(error = %e, "the idle watch lost partitions it read; waking their tasks");
+            for e in reassign.elements() {
+                let Some(watched) = table.partitions.remove(&(e.topic().to_owned(), e.partition())) else { continue };
+                for (id, _) in watched.watches {
+                    if let Some((woken, _)) = table.watches.get(&id) {
+                        woken.notify_one();
+                    }
                 }
-            };
-            let mut table = self.lock();
-            let table = &mut *table;
-            let known = *table.partition_counts.entry(topic.clone()).or_insert(count);
+            }
+        }
+    }
+
+    /// Wakes the watches on a topic whose partition count grew since it was first watched.
+    fn check_partition_counts(&self) {
+        let metadata = match self.client.fetch_metadata(None, METADATA_TIMEOUT) {
+            Ok(metadata) => metadata,
+            Err(e) => return tracing::debug!(error = %e, "idle watch: could not read the topics' partitions"),
+        };
+        let mut table = self.lock();
+        let table = &mut *table;
+        for topic in metadata.topics().iter().filter(|t| t.error().is_none() && !t.partitions().is_empty()) {
+            let (name, count) = (topic.name(), topic.partitions().len());
+            let Some(known) = table.partition_counts.get(name).copied() else { continue };
             if count > known {
+                let topic = name.to_owned();
                 tracing::info!(%topic, from = known, to = count, "partitions added to a topic idle tasks read; waking them");
                 table.partition_counts.insert(topic.clone(), count);
                 for (woken, partitions) in table.watches.values() {

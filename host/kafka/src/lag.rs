@@ -31,7 +31,7 @@ pub(crate) fn cached_lag<C: ConsumerContext, K: Consumer<C>>(consumer: &K) -> Ve
 
 /// A partition's high watermark as the client last heard it in a fetch; `None` before any
 /// fetch answered.
-fn cached_high<C: ConsumerContext, K: Consumer<C>>(consumer: &K, topic: &std::ffi::CStr, partition: i32) -> Option<i64> {
+pub(crate) fn cached_high<C: ConsumerContext, K: Consumer<C>>(consumer: &K, topic: &std::ffi::CStr, partition: i32) -> Option<i64> {
     let client = consumer.client().native_ptr();
     let (mut low, mut high) = (-1i64, -1i64);
     // SAFETY: `client` is the live handle of `consumer`, borrowed for this call; `topic` is a

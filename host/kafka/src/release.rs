@@ -8,14 +8,17 @@
 //!   is transaction markers (a consumer steps over them), and the position is committed too;
 //!   otherwise the consumer must wait for its commit.
 //! - not read from, with a committed offset: watched from that offset.
+//!   (A committed offset outside the log, deleted by retention, counts as none.)
 //! - neither, `earliest`: watched from the first offset there is; the next consumer starts
 //!   there too, as this one did.
 //! - neither, `latest`: watched from the partition's end as the broker answers a list-offsets
 //!   request now (the last stable offset, for a consumer reading committed records), and that
-//!   end is committed, so the next consumer starts there too rather than at a later end. A
-//!   record before it would have been handed to this consumer, which has read for the idle
-//!   period; the caller takes one last short read for one on its way, before committing.
+//!   end is committed, so the next consumer starts there too rather than at a later end. The
+//!   consumer's own fetches must have reached that end (so it was handed every record before
+//!   it), the caller takes one last short read for a record on its way, and the end is asked
+//!   again before it is committed: a record written meanwhile keeps the consumer.
 
+use std::ffi::CString;
 use std::time::Duration;
 
 use rdkafka::consumer::Consumer as _;
@@ -43,6 +46,15 @@ pub enum NotReleasable {
     /// Something read is not committed yet (a commit failed, or is on its way).
     #[error("{topic} [{partition}] was read up to offset {position}, but the group's offset is {committed:?}")]
     Uncommitted { topic: String, partition: i32, position: i64, committed: Option<i64> },
+    /// The consumer's fetches have not reached the partition's end yet.
+    #[error("the consumer has not fetched {topic} [{partition}] up to its end ({end}) yet")]
+    EndNotFetched { topic: String, partition: i32, end: i64 },
+    /// A record was written to the partition while the consumer was being given up.
+    #[error("{topic} [{partition}] got a record meanwhile")]
+    EndMoved { topic: String, partition: i32 },
+    /// The group moved partitions while the consumer was being given up.
+    #[error("its partitions changed meanwhile")]
+    Rebalanced,
     #[error(transparent)]
     Kafka(#[from] KafkaError),
 }
@@ -53,6 +65,9 @@ pub enum NotReleasable {
 pub struct Release {
     pub points: Vec<WatchPoint>,
     ends: Offsets,
+    /// The ends taken from the broker (`latest`, nothing committed), checked again before
+    /// they are committed.
+    listed_ends: Vec<(String, i32, i64)>,
 }
 
 impl Consumer {
@@ -86,12 +101,25 @@ impl Consumer {
                     position
                 }
                 (Some(position), committed) => return Err(NotReleasable::Uncommitted { topic: topic.to_owned(), partition, position, committed }),
-                (None, Some(committed)) => committed,
-                (None, None) if earliest => 0,
-                (None, None) => {
-                    let (_, end) = client.fetch_watermarks(topic, partition, BROKER_TIMEOUT).map_err(KafkaError::Offsets)?;
-                    release.ends.done(topic, partition, end - 1);
-                    end
+                (None, committed) => {
+                    let (start, end) = client.fetch_watermarks(topic, partition, BROKER_TIMEOUT).map_err(KafkaError::Offsets)?;
+                    match committed {
+                        // Out of the log (deleted by retention): the next consumer resets, as
+                        // this one did; watching the old offset would wake it for nothing.
+                        Some(committed) if (start..=end).contains(&committed) => committed,
+                        _ if earliest => start,
+                        _ => {
+                            // The consumer's own fetches must have reached that end: it has
+                            // then been handed every record before it (or has it on its way).
+                            let fetched = CString::new(topic).ok().and_then(|t| crate::lag::cached_high(client, &t, partition));
+                            if fetched.is_none_or(|high| high < end) {
+                                return Err(NotReleasable::EndNotFetched { topic: topic.to_owned(), partition, end });
+                            }
+                            release.ends.done(topic, partition, end - 1);
+                            release.listed_ends.push((topic.to_owned(), partition, end));
+                            end
+                        }
+                    }
                 }
             };
             release.points.push(WatchPoint { topic: topic.to_owned(), partition, from });
@@ -99,9 +127,60 @@ impl Consumer {
         Ok(release)
     }
 
-    /// Commits the ends [`Consumer::release_points`] watches partitions without a committed
-    /// offset from, after the caller's last look found no record. Blocking.
-    pub fn commit_release(&self, release: &Release) -> Result<(), KafkaError> {
-        self.commit(&release.ends, true)
+    /// Commits the offsets [`Consumer::release_points`] found to commit, after the caller's
+    /// last look found no record, unless the consumer's partitions changed since (a
+    /// rebalance) or a partition end taken from the broker moved (a record was written):
+    /// then the consumer is kept, and reads on. Blocking.
+    pub fn commit_release(&self, release: &Release) -> Result<(), NotReleasable> {
+        let mut assigned = self.assigned();
+        let mut points: Vec<(String, i32)> = release.points.iter().map(|p| (p.topic.clone(), p.partition)).collect();
+        assigned.sort();
+        points.sort();
+        if assigned != points {
+            return Err(NotReleasable::Rebalanced);
+        }
+        for (topic, partition, end) in &release.listed_ends {
+            let (_, now) = self.inner().fetch_watermarks(topic, *partition, BROKER_TIMEOUT).map_err(KafkaError::Offsets)?;
+            if now != *end {
+                return Err(NotReleasable::EndMoved { topic: topic.clone(), partition: *partition });
+            }
+        }
+        Ok(self.commit(&release.ends, true)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BatchLimits, ConsumerOptions, OutgoingRecord, Producer};
+
+    /// Records read but not committed keep the consumer; once committed, it is watched from
+    /// its position with nothing more to commit.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_consumer_with_uncommitted_reads_is_kept_until_they_are_committed() {
+        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
+        broker.create_topic("release", 1).expect("topic");
+        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let producer = Producer::new(&settings).expect("producer");
+        for _ in 0..3 {
+            let record = OutgoingRecord { topic: "release", key: None, value: Some(b"x"), timestamp: None };
+            producer.send(record, []).await.expect("send").wait().await.expect("delivered");
+        }
+        let options = ConsumerOptions { group_id: "turnpike-release".into(), start_from: "earliest".into(), topics: vec!["release".into()] };
+        let consumer = std::sync::Arc::new(Consumer::new(&settings, &options).expect("consumer"));
+        let limits = BatchLimits { records: 3, bytes: usize::MAX, wait: Duration::from_secs(5) };
+        let mut read = Offsets::default();
+        let n = tokio::time::timeout(Duration::from_secs(60), consumer.fill(limits, |r| read.done(r.topic(), r.partition(), r.offset()), std::future::pending())).await;
+        assert_eq!(n, Ok(3));
+        let points = |consumer: &std::sync::Arc<Consumer>, read: &Offsets| {
+            let (consumer, read) = (consumer.clone(), read.clone());
+            tokio::task::spawn_blocking(move || consumer.release_points(&read, true))
+        };
+        let kept = points(&consumer, &read).await.expect("joined");
+        assert!(matches!(kept, Err(NotReleasable::Uncommitted { position: 3, committed: None, .. })), "{kept:?}");
+        consumer.commit(&read, true).expect("commit");
+        let release = points(&consumer, &read).await.expect("joined").expect("releasable once committed");
+        assert_eq!(release.points, [WatchPoint { topic: "release".into(), partition: 0, from: 3 }]);
+        assert!(release.ends.is_empty(), "nothing more to commit: {:?}", release.ends);
     }
 }

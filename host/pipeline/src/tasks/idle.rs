@@ -68,9 +68,9 @@ pub(crate) fn idle_after(config: &ConnectorConfig) -> Option<Duration> {
 pub(crate) async fn give_up(consumer: Arc<Consumer>, release: &Release, opener: &ConsumerOpener) -> Result<Watch, Arc<Consumer>> {
     let watched = {
         let (consumer, release, kafka, shared) = (consumer.clone(), release.clone(), opener.kafka.clone(), opener.watch.clone());
-        tokio::task::spawn_blocking(move || {
-            consumer.commit_release(&release)?;
-            shared.get(&kafka)?.watch(&release.points)
+        tokio::task::spawn_blocking(move || -> Result<Watch, String> {
+            consumer.commit_release(&release).map_err(|e| e.to_string())?;
+            shared.get(&kafka).and_then(|watch| watch.watch(&release.points)).map_err(|e| e.to_string())
         })
         .await
     };
@@ -89,9 +89,14 @@ pub(crate) async fn give_up(consumer: Arc<Consumer>, release: &Release, opener: 
     Ok(watch)
 }
 
-fn kept(consumer: Arc<Consumer>, connector: &str, error: &dyn std::fmt::Display) -> Arc<Consumer> {
-    tracing::warn!(%connector, %error, "could not give the idle consumer up; it reads on");
+fn kept(consumer: Arc<Consumer>, connector: &str, why: &dyn std::fmt::Display) -> Arc<Consumer> {
+    tracing::info!(%connector, %why, "idle consumer not given up; it reads on");
     consumer
+}
+
+/// Drops a watch where blocking is allowed (it stops reading its partitions).
+pub(crate) fn drop_watch(watch: Watch) {
+    tokio::task::spawn_blocking(move || drop(watch));
 }
 
 /// Waits until `watch` sees a record in one of the task's partitions (or the task is
@@ -104,8 +109,7 @@ pub(crate) async fn wait_for_record<H: PauseHooks>(cx: &mut TaskContext, watch: 
         changed = cx.paused.changed() => changed.map(|()| "paused or resumed").map_err(|_| Exit::Shutdown),
         woke = hooks.wake() => if woke { Ok("woken by its task") } else { Err(Exit::Shutdown) },
     };
-    // Stops reading its partitions: a blocking call.
-    tokio::task::spawn_blocking(move || drop(watch));
+    drop_watch(watch);
     let why = woke?;
     tracing::info!(connector = %opener.connector, task = opener.task + 1, why, "idle task woke; taking a consumer again");
     opener.open().map_err(Exit::Failed)

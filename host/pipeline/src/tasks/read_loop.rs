@@ -82,6 +82,7 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc
         let mut unreadable = Vec::new();
         let paused = &mut cx.paused;
         let interrupt = hooks.interrupt();
+        let last_look = releasing.is_some();
         let idle_until = match (&releasing, idle_after) {
             (Some(_), _) => Some(Instant::now() + LAST_LOOK),
             (None, Some(after)) => Some(last_record + after),
@@ -98,7 +99,9 @@ pub(crate) async fn read_loop<H: ReadHooks>(cx: &mut TaskContext, consumer: &Arc
             };
             tokio::select! {
                 changed = paused.changed() => if changed.is_err() { std::future::pending::<()>().await },
-                () = interrupt => {}
+                // Not during the last look: a sink's flush timer shorter than it would end
+                // every look early, and the sink would never go idle.
+                () = interrupt, if !last_look => {}
                 () = deadline => {}
             }
         };

@@ -92,6 +92,7 @@ impl SinkTask {
                     // As in a rebalance: the sink holds nothing for them (all was flushed).
                     let gone: Vec<(String, i32)> = release.points.iter().map(|p| (p.topic.clone(), p.partition)).collect();
                     if let Err(exit) = writer.tell_partitions(&mut cx, gone, false).await {
+                        idle::drop_watch(watch);
                         break exit;
                     }
                     match idle::wait_for_record(&mut cx, watch, &opener, &mut writer).await {
