@@ -351,15 +351,7 @@ mod tests {
     /// it may hold: 1,000-byte values against a 2,500-byte cap make batches of three.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_batch_closes_at_its_byte_cap() {
-        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
-        broker.create_topic("bytes", 1).expect("topic");
-        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
-        let producer = crate::Producer::new(&settings).expect("producer");
-        let value = vec![b'x'; 1_000];
-        for _ in 0..10 {
-            let record = crate::OutgoingRecord { topic: "bytes", key: None, value: Some(&value), timestamp: None };
-            producer.send(record, []).await.expect("send").wait().await.expect("delivered");
-        }
+        let (_broker, settings) = crate::EmbeddedBroker::with_records("bytes", 10, &[b'x'; 1_000]).await;
         let options = ConsumerOptions { group_id: "turnpike-bytes".into(), start_from: "earliest".into(), topics: vec!["bytes".into()] };
         let consumer = Consumer::new(&settings, &options).expect("consumer");
         let limits = BatchLimits { records: 100, bytes: 2_500, wait: Duration::from_secs(5) };

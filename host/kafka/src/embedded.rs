@@ -31,3 +31,20 @@ impl EmbeddedBroker {
             .map_err(|source| KafkaError::CreateTopic { topic: topic.to_owned(), source })
     }
 }
+
+#[cfg(test)]
+impl EmbeddedBroker {
+    /// A mock cluster whose one-partition `topic` holds `count` records of `value`, and the
+    /// settings that reach it: what most of this crate's broker tests start from.
+    pub(crate) async fn with_records(topic: &str, count: usize, value: &[u8]) -> (Self, Vec<(String, String)>) {
+        let broker = Self::start().expect("mock cluster");
+        broker.create_topic(topic, 1).expect("topic");
+        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let producer = crate::Producer::new(&settings).expect("producer");
+        for _ in 0..count {
+            let record = crate::OutgoingRecord { topic, key: None, value: Some(value), timestamp: None };
+            producer.send(record, []).await.expect("send").wait().await.expect("delivered");
+        }
+        (broker, settings)
+    }
+}

@@ -328,13 +328,8 @@ mod tests {
     /// on one partition from different offsets wake each at its own.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_watch_wakes_on_a_record_at_or_after_its_offset_only() {
-        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
-        broker.create_topic("watched", 1).expect("topic");
-        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let (_broker, settings) = crate::EmbeddedBroker::with_records("watched", 3, b"x").await;
         let producer = crate::Producer::new(&settings).expect("producer");
-        for _ in 0..3 {
-            send(&producer, "watched").await;
-        }
         let watch = IdleWatch::new(&settings).expect("watch");
         let point = |from| vec![WatchPoint { topic: "watched".into(), partition: 0, from }];
         // Offsets 0 to 2 exist: a watch from 4 must not wake, one from 2 must.

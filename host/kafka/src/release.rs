@@ -152,20 +152,13 @@ impl Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BatchLimits, ConsumerOptions, OutgoingRecord, Producer};
+    use crate::{BatchLimits, ConsumerOptions};
 
     /// Records read but not committed keep the consumer; once committed, it is watched from
     /// its position with nothing more to commit.
     #[tokio::test(flavor = "multi_thread")]
     async fn a_consumer_with_uncommitted_reads_is_kept_until_they_are_committed() {
-        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
-        broker.create_topic("release", 1).expect("topic");
-        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
-        let producer = Producer::new(&settings).expect("producer");
-        for _ in 0..3 {
-            let record = OutgoingRecord { topic: "release", key: None, value: Some(b"x"), timestamp: None };
-            producer.send(record, []).await.expect("send").wait().await.expect("delivered");
-        }
+        let (_broker, settings) = crate::EmbeddedBroker::with_records("release", 3, b"x").await;
         let options = ConsumerOptions { group_id: "turnpike-release".into(), start_from: "earliest".into(), topics: vec!["release".into()] };
         let consumer = std::sync::Arc::new(Consumer::new(&settings, &options).expect("consumer"));
         let limits = BatchLimits { records: 3, bytes: usize::MAX, wait: Duration::from_secs(5) };
