@@ -1,5 +1,5 @@
-//! A transform task idle for `batch.idle_after_ms` gives its consumer up and waits for a
-//! record through the host's one [`IdleWatch`], then takes a consumer again. An idle
+//! A transform or sink task idle for `batch.idle_after_ms` gives its consumer up and waits
+//! for a record through the host's one [`IdleWatch`], then takes a consumer again. An idle
 //! connector's own librdkafka consumer was what was left of its cost at rest: four threads,
 //! a fetch every 500 ms and a heartbeat every 2 s. Its plugin instances stay, so waking
 //! costs only the consumer's group join.
