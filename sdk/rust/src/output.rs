@@ -115,8 +115,8 @@ impl Output<'_> {
     /// sent. Another record of the batch is copied.
     pub fn forward(&mut self, record: &Record<'_>) {
         if record.index() == self.input {
-            let output = OutputRef { input: self.input, key: None, value: None, timestamp: record.timestamp(), topic: None };
-            self.outputs.push(output, [], FORWARD_ALL);
+            self.outputs.writer.push_forwarded(self.input, record.timestamp());
+            self.outputs.forwarded.push(FORWARD_ALL);
         } else {
             self.copy(record, record.value());
         }
