@@ -162,3 +162,41 @@ async fn a_connector_reading_transactions_goes_idle_and_wakes() -> Result<()> {
     assert!(host.stop()?.success());
     Ok(())
 }
+
+/// A partition added to a topic while its connector is idle belongs to none of the partitions
+/// the idle watch reads for it: the watch reads the topic's partition count every
+/// `topic.metadata.refresh.interval.ms` (1 s here, a minute by default) and wakes the task,
+/// whose new consumer is given the new partition too and reads its records.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partition_added_while_a_connector_is_idle_is_read() -> Result<()> {
+    let (input, output) = (unique("idle-grow"), unique("idle-grow-out"));
+    create_topic(&input, 1).await?;
+    create_topic(&output, 1).await?;
+    produce(&producer()?, &input, &keyed("before", 3)).await?;
+    let connector = format!(
+        "- name: idle-grow\n  topics: [{input}]\n  output_topic: {output}\n  start_from: earliest\n  batch: {{ idle_after_ms: 1000 }}\n  transforms:\n    - plugin: identity\n"
+    );
+    let config = host_config(free_port(), &connector).replace("  session.timeout.ms: 6000\n", "  session.timeout.ms: 6000\n  topic.metadata.refresh.interval.ms: 1000\n");
+    let dir = std::env::temp_dir().join(unique("turnpike-idle-grow"));
+    let mut host = HostProcess::start(&dir, &config)?;
+    host.wait_state("idle-grow", "RUNNING", Duration::from_secs(120))?;
+    consume_until(&output, Duration::from_secs(60), distinct_keys_reach(3)).await?;
+    let idle = wait_until("the connector idle, its group empty", Duration::from_secs(60), || {
+        Ok((all_idle(&host, "idle-grow")? && group_members("turnpike-idle-grow")? == 0).then_some(()))
+    });
+    idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+
+    add_partitions(&input, 2).await?;
+    // A producer made now knows the new partition (one made before may not yet).
+    let record = Outgoing { key: "grown-0".into(), value: r#"{"k":"grown-0"}"#.into(), partition: Some(1), timestamp: None };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while let Err(e) = produce_records(&producer()?, &input, std::slice::from_ref(&record)).await {
+        anyhow::ensure!(Instant::now() < deadline, "could not write to the new partition: {e}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let out = consume_until(&output, Duration::from_secs(60), distinct_keys_reach(4)).await?;
+    assert_eq!(distinct_and_duplicates(&out).0, 4, "the record on the partition added while idle; log:\n{}", host.log_text());
+    assert!(host.log_text().contains("partitions added to a topic idle tasks read"), "woken by the partition count; log:\n{}", host.log_text());
+    assert!(host.stop()?.success());
+    Ok(())
+}

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{Consumer, StreamConsumer};
@@ -117,6 +117,17 @@ pub async fn create_topic_with(name: &str, partitions: i32, configs: &[(&str, &s
     let results = admin.create_topics([&topic], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)))).await?;
     for r in results {
         r.map_err(|(t, e)| anyhow::anyhow!("creating topic {t}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Grows `name` to `total` partitions and waits until the broker confirms it.
+pub async fn add_partitions(name: &str, total: usize) -> Result<()> {
+    let admin: AdminClient<DefaultClientContext> =
+        ClientConfig::new().set("bootstrap.servers", bootstrap()).create().context("admin client")?;
+    let results = admin.create_partitions([&NewPartitions::new(name, total)], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)))).await?;
+    for r in results {
+        r.map_err(|(t, e)| anyhow::anyhow!("adding partitions to {t}: {e}"))?;
     }
     Ok(())
 }

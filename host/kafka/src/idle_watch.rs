@@ -24,9 +24,17 @@ use crate::{KafkaError, WatchPoint};
 /// How long the watch thread waits for a record before it checks whether to stop.
 const POLL: Duration = Duration::from_millis(500);
 
-/// How often the watched topics' partition counts are read (librdkafka's own consumers
-/// notice new partitions every `topic.metadata.refresh.interval.ms`, 5 minutes by default).
+/// How often the watched topics' partition counts are read unless the host's `kafka:` sets
+/// `topic.metadata.refresh.interval.ms` (librdkafka's own consumers notice new partitions that
+/// often, 5 minutes by default; the watch looks more often, as it wakes a whole task).
 const METADATA_EVERY: Duration = Duration::from_secs(60);
+
+/// The librdkafka setting whose value, when the host sets one above 0, replaces
+/// [`METADATA_EVERY`]: an operator who wants new partitions noticed sooner says so once.
+const METADATA_REFRESH_SETTING: &str = "topic.metadata.refresh.interval.ms";
+
+/// Least time between two warnings that the watch cannot read.
+const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Longest wait for one topic's metadata.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,6 +52,8 @@ struct State {
     client: BaseConsumer,
     table: Mutex<Table>,
     stop: AtomicBool,
+    /// How often the watched topics' partition counts are read.
+    metadata_every: Duration,
 }
 
 #[derive(Default)]
@@ -89,7 +99,7 @@ impl IdleWatch {
             .set("auto.offset.reset", "earliest")
             .set("queued.max.messages.kbytes", "1024");
         let client: BaseConsumer = config.create().map_err(|source| KafkaError::Client { role: "idle watch", source })?;
-        let state = Arc::new(State { client, table: Mutex::default(), stop: AtomicBool::new(false) });
+        let state = Arc::new(State { client, table: Mutex::default(), stop: AtomicBool::new(false), metadata_every: metadata_every(settings) });
         let reader = state.clone();
         let thread = std::thread::Builder::new()
             .name("turnpike-idle-watch".into())
@@ -216,27 +226,43 @@ impl Drop for Watch {
     }
 }
 
+/// The partition-count interval: the host's [`METADATA_REFRESH_SETTING`] if it sets one above
+/// 0 (librdkafka refuses a malformed value when the host's clients are created), else
+/// [`METADATA_EVERY`].
+fn metadata_every(settings: &[(String, String)]) -> Duration {
+    let set = settings.iter().find(|(k, _)| k == METADATA_REFRESH_SETTING).and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    set.filter(|ms| *ms > 0).map_or(METADATA_EVERY, Duration::from_millis)
+}
+
 impl State {
     fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The watch thread: reads until the watch is dropped, waking the tasks each record
-    /// concerns, and every [`METADATA_EVERY`] the tasks of topics that grew partitions.
+    /// concerns, and every `metadata_every` the tasks of topics that grew partitions.
     fn read(&self) {
-        let mut metadata_due = Instant::now() + METADATA_EVERY;
+        let mut metadata_due = Instant::now() + self.metadata_every;
+        let mut warned_at: Option<Instant> = None;
         while !self.stop.load(Ordering::Relaxed) {
             match self.client.poll(POLL) {
                 None => {}
                 Some(Ok(record)) => self.arrived(record.topic(), record.partition(), record.offset()),
                 Some(Err(e)) => {
-                    tracing::debug!(error = %e, "idle watch read error; retried");
+                    // Idle tasks look healthy while the watch cannot read for them: say so at
+                    // warn, once a minute at most (librdkafka repeats an error while it lasts).
+                    if warned_at.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
+                        tracing::warn!(error = %e, "the idle watch cannot read idle tasks' partitions; retrying (a record there wakes its task once it can)");
+                        warned_at = Some(Instant::now());
+                    } else {
+                        tracing::debug!(error = %e, "idle watch read error; retried");
+                    }
                     std::thread::sleep(POLL);
                 }
             }
             if Instant::now() >= metadata_due {
                 self.check_partition_counts();
-                metadata_due = Instant::now() + METADATA_EVERY;
+                metadata_due = Instant::now() + self.metadata_every;
             }
         }
     }
@@ -318,6 +344,18 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partition_counts_are_read_as_often_as_the_host_refreshes_metadata() {
+        let with = |v: &str| metadata_every(&[("bootstrap.servers".into(), "b:9092".into()), (METADATA_REFRESH_SETTING.into(), v.into())]);
+        assert_eq!(metadata_every(&[]), METADATA_EVERY);
+        assert_eq!(with("1000"), Duration::from_secs(1));
+        assert_eq!(with("600000"), Duration::from_secs(600));
+        // librdkafka's -1 ("never refresh") and 0 keep the default: new partitions must wake
+        // their idle tasks at some point.
+        assert_eq!(with("-1"), METADATA_EVERY);
+        assert_eq!(with("0"), METADATA_EVERY);
+    }
 
     async fn send(producer: &crate::Producer, topic: &str) {
         let record = crate::OutgoingRecord { topic, key: None, value: Some(b"x"), timestamp: None };
