@@ -3,6 +3,7 @@
 //! spellings such as `1e3` or `10.50`, whitespace, key order) stays exactly as it was.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::fmt;
 use std::ops::Range;
 
@@ -12,20 +13,45 @@ use serde_json::value::RawValue;
 
 /// A value's shape, read without parsing its children.
 pub enum Node<'a> {
-    Object(Vec<(Cow<'a, str>, &'a RawValue)>),
-    Array(Vec<&'a RawValue>),
+    Object(Vec<(Cow<'a, str>, Tree<'a>)>),
+    Array(Vec<Tree<'a>>),
     String(Cow<'a, str>),
     Null,
     /// A number or a boolean.
     Scalar,
 }
 
+/// A value whose shape is read the first time it is needed and then kept: every field path
+/// and the detectors walk one document, and reading a level means scanning all of its text,
+/// so each level is read once per record instead of once per path.
+pub struct Tree<'a> {
+    raw: &'a RawValue,
+    node: OnceCell<Node<'a>>,
+}
+
+impl<'a> Tree<'a> {
+    /// The value, its shape not read yet.
+    pub fn new(raw: &'a RawValue) -> Self {
+        Self { raw, node: OnceCell::new() }
+    }
+
+    /// The value's JSON text, borrowed from the document.
+    pub fn raw(&self) -> &'a RawValue {
+        self.raw
+    }
+
+    /// The value's shape (read now if it was not yet).
+    pub fn node(&self) -> &Node<'a> {
+        self.node.get_or_init(|| node(self.raw))
+    }
+}
+
 /// Reads one level of a raw value.
-pub fn node<'a>(raw: &'a RawValue) -> Node<'a> {
+fn node<'a>(raw: &'a RawValue) -> Node<'a> {
     let text = raw.get();
     let parsed = match text.as_bytes().first() {
         Some(b'{') => serde_json::from_str::<Entries<'a>>(text).map(|e| Node::Object(e.0)),
-        Some(b'[') => serde_json::from_str::<Vec<&'a RawValue>>(text).map(Node::Array),
+        Some(b'[') => serde_json::from_str::<Vec<&'a RawValue>>(text).map(|items| Node::Array(items.into_iter().map(Tree::new).collect())),
         Some(b'"') => serde_json::from_str::<Cow<'a, str>>(text).map(Node::String),
         Some(b'n') => Ok(Node::Null),
         _ => Ok(Node::Scalar),
@@ -75,8 +101,8 @@ impl Edits {
     }
 }
 
-/// An object's entries in document order, values left raw.
-struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// An object's entries in document order, values left raw (their shapes unread).
+struct Entries<'a>(Vec<(Cow<'a, str>, Tree<'a>)>);
 
 impl<'de> Deserialize<'de> for Entries<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -88,8 +114,8 @@ impl<'de> Deserialize<'de> for Entries<'de> {
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Entries<'de>, M::Error> {
                 let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
-                    entries.push(entry);
+                while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    entries.push((key, Tree::new(value)));
                 }
                 Ok(Entries(entries))
             }

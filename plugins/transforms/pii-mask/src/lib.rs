@@ -13,7 +13,7 @@ use turnpike_sdk::prelude::*;
 pub use config::Config;
 use config::{Field, Mode, NonJson};
 use detect::Detectors;
-use doc::{node, range, Edits, Node};
+use doc::{range, Edits, Node, Tree};
 use mask::Masker;
 
 /// The configured transform.
@@ -73,16 +73,17 @@ impl PiiMask {
     /// Masks configured fields, then runs detectors over every string not already masked.
     fn mask<'a>(&self, text: &'a str, root: &'a RawValue) -> Edits {
         let mut edits = Edits::default();
+        let root = Tree::new(root);
         for field in &self.fields {
-            field.path.for_each(root, &mut |v| {
-                if let Some(masked) = self.masker.value(node(v), v.get(), field.mode, field.keep_last) {
-                    edits.replace(range(text, v), masked);
+            field.path.for_each(&root, &mut |v| {
+                if let Some(masked) = self.masker.value(v.node(), v.raw().get(), field.mode, field.keep_last) {
+                    edits.replace(range(text, v.raw()), masked);
                 }
             });
         }
         if !self.detectors.is_empty() {
             let mask = |found: &str| self.masker.text(found, self.detector_mode, self.keep_last);
-            visit_strings(root, &mut |raw, s| {
+            visit_strings(&root, &mut |raw, s| {
                 let at = range(text, raw);
                 if edits.covers(&at) {
                     return;
@@ -97,11 +98,11 @@ impl PiiMask {
 }
 
 /// Calls `f` with every string value in the document (not object keys).
-fn visit_strings<'a>(raw: &'a RawValue, f: &mut impl FnMut(&'a RawValue, &str)) {
-    match node(raw) {
-        Node::String(s) => f(raw, &s),
-        Node::Array(items) => items.into_iter().for_each(|v| visit_strings(v, f)),
-        Node::Object(entries) => entries.into_iter().for_each(|(_, v)| visit_strings(v, f)),
+fn visit_strings<'a>(value: &Tree<'a>, f: &mut impl FnMut(&'a RawValue, &str)) {
+    match value.node() {
+        Node::String(s) => f(value.raw(), s),
+        Node::Array(items) => items.iter().for_each(|v| visit_strings(v, f)),
+        Node::Object(entries) => entries.iter().for_each(|(_, v)| visit_strings(v, f)),
         Node::Null | Node::Scalar => {}
     }
 }

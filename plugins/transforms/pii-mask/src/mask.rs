@@ -34,10 +34,10 @@ impl Masker {
     /// The replacement JSON text for a value, given its raw JSON text: strings are masked as
     /// text; numbers, booleans, objects and arrays as their JSON text (becoming strings).
     /// `None` for `null`: there is nothing to hide.
-    pub fn value(&self, node: Node<'_>, raw: &str, mode: Mode, keep_last: usize) -> Option<String> {
+    pub fn value(&self, node: &Node<'_>, raw: &str, mode: Mode, keep_last: usize) -> Option<String> {
         let masked = match node {
             Node::Null => return None,
-            Node::String(s) => self.text(&s, mode, keep_last),
+            Node::String(s) => self.text(s, mode, keep_last),
             _ => self.text(raw, mode, keep_last),
         };
         Some(serde_json::to_string(&masked).expect("a string always serializes"))
@@ -66,8 +66,8 @@ mod tests {
     #[test]
     fn non_string_values_are_masked_as_text_and_null_is_kept() {
         let m = masker();
-        assert_eq!(m.value(Node::Scalar, "12345678", Mode::Partial, 2).as_deref(), Some(r#""******78""#));
-        assert_eq!(m.value(Node::String("a\"b".into()), r#""a\"b""#, Mode::Partial, 2).as_deref(), Some(r#""*\"b""#));
-        assert_eq!(m.value(Node::Null, "null", Mode::Redact, 0), None);
+        assert_eq!(m.value(&Node::Scalar, "12345678", Mode::Partial, 2).as_deref(), Some(r#""******78""#));
+        assert_eq!(m.value(&Node::String("a\"b".into()), r#""a\"b""#, Mode::Partial, 2).as_deref(), Some(r#""*\"b""#));
+        assert_eq!(m.value(&Node::Null, "null", Mode::Redact, 0), None);
     }
 }

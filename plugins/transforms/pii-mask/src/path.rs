@@ -1,8 +1,6 @@
 //! Field paths: `user.email`, `items[*].card`, `contacts[0].phone`, `[*].ssn`.
 
-use serde_json::value::RawValue;
-
-use crate::doc::{node, Node};
+use crate::doc::{Node, Tree};
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,30 +50,30 @@ impl Path {
 
     /// Calls `f` on every value the path reaches. A key applied to an array applies to each
     /// element, so `items.card` and `items[*].card` mean the same. Missing parts are skipped.
-    pub fn for_each<'a>(&self, root: &'a RawValue, f: &mut impl FnMut(&'a RawValue)) {
+    pub fn for_each<'t, 'a>(&self, root: &'t Tree<'a>, f: &mut impl FnMut(&'t Tree<'a>)) {
         walk(&self.0, root, f);
     }
 }
 
-fn walk<'a>(steps: &[Step], value: &'a RawValue, f: &mut impl FnMut(&'a RawValue)) {
+fn walk<'t, 'a>(steps: &[Step], value: &'t Tree<'a>, f: &mut impl FnMut(&'t Tree<'a>)) {
     let Some((step, rest)) = steps.split_first() else {
         f(value);
         return;
     };
-    match (step, node(value)) {
+    match (step, value.node()) {
         (Step::Key(k), Node::Object(entries)) => {
             // The last duplicate wins, as in most JSON readers; mask every duplicate anyway.
-            for (_, v) in entries.into_iter().filter(|(key, _)| key == k) {
+            for (_, v) in entries.iter().filter(|(key, _)| key == k) {
                 walk(rest, v, f);
             }
         }
-        (Step::Key(_), Node::Array(items)) => items.into_iter().for_each(|item| walk(steps, item, f)),
+        (Step::Key(_), Node::Array(items)) => items.iter().for_each(|item| walk(steps, item, f)),
         (Step::Index(i), Node::Array(items)) => {
             if let Some(v) = items.get(*i) {
                 walk(rest, v, f);
             }
         }
-        (Step::AllElements, Node::Array(items)) => items.into_iter().for_each(|item| walk(rest, item, f)),
+        (Step::AllElements, Node::Array(items)) => items.iter().for_each(|item| walk(rest, item, f)),
         _ => {}
     }
 }
@@ -84,11 +82,12 @@ fn walk<'a>(steps: &[Step], value: &'a RawValue, f: &mut impl FnMut(&'a RawValue
 mod tests {
     use super::*;
     use crate::doc::{range, Edits};
+    use serde_json::value::RawValue;
 
     fn hits(path: &str, doc: &str) -> String {
         let root: &RawValue = serde_json::from_str(doc).unwrap();
         let mut edits = Edits::default();
-        Path::parse(path).unwrap().for_each(root, &mut |v| edits.replace(range(doc, v), r#""X""#.into()));
+        Path::parse(path).unwrap().for_each(&Tree::new(root), &mut |v| edits.replace(range(doc, v.raw()), r#""X""#.into()));
         edits.apply(doc)
     }
 
