@@ -165,8 +165,9 @@ async fn a_connector_reading_transactions_goes_idle_and_wakes() -> Result<()> {
 
 /// A partition added to a topic while its connector is idle belongs to none of the partitions
 /// the idle watch reads for it: the watch reads the topic's partition count every
-/// `topic.metadata.refresh.interval.ms` (1 s here, a minute by default) and wakes the task,
-/// whose new consumer is given the new partition too and reads its records.
+/// `topic.metadata.refresh.interval.ms` when that is shorter than a minute, but not more often
+/// than every 5 s (5 s here), and wakes the task, whose new consumer is given the new
+/// partition too and reads its records.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_partition_added_while_a_connector_is_idle_is_read() -> Result<()> {
     let (input, output) = (unique("idle-grow"), unique("idle-grow-out"));
@@ -176,7 +177,9 @@ async fn a_partition_added_while_a_connector_is_idle_is_read() -> Result<()> {
     let connector = format!(
         "- name: idle-grow\n  topics: [{input}]\n  output_topic: {output}\n  start_from: earliest\n  batch: {{ idle_after_ms: 1000 }}\n  transforms:\n    - plugin: identity\n"
     );
-    let config = host_config(free_port(), &connector).replace("  session.timeout.ms: 6000\n", "  session.timeout.ms: 6000\n  topic.metadata.refresh.interval.ms: 1000\n");
+    let base = host_config(free_port(), &connector);
+    let config = base.replace("  session.timeout.ms: 6000\n", "  session.timeout.ms: 6000\n  topic.metadata.refresh.interval.ms: 1000\n");
+    assert_ne!(config, base, "the host config names the metadata interval");
     let dir = std::env::temp_dir().join(unique("turnpike-idle-grow"));
     let mut host = HostProcess::start(&dir, &config)?;
     host.wait_state("idle-grow", "RUNNING", Duration::from_secs(120))?;

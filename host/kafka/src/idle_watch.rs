@@ -24,14 +24,18 @@ use crate::{KafkaError, WatchPoint};
 /// How long the watch thread waits for a record before it checks whether to stop.
 const POLL: Duration = Duration::from_millis(500);
 
-/// How often the watched topics' partition counts are read unless the host's `kafka:` sets
-/// `topic.metadata.refresh.interval.ms` (librdkafka's own consumers notice new partitions that
-/// often, 5 minutes by default; the watch looks more often, as it wakes a whole task).
+/// How often the watched topics' partition counts are read unless the host's `kafka:` sets a
+/// shorter `topic.metadata.refresh.interval.ms` (librdkafka's own consumers notice new
+/// partitions that often, 5 minutes by default; the watch looks more often).
 const METADATA_EVERY: Duration = Duration::from_secs(60);
 
-/// The librdkafka setting whose value, when the host sets one above 0, replaces
-/// [`METADATA_EVERY`]: an operator who wants new partitions noticed sooner says so once.
+/// The librdkafka setting that, when the host sets it shorter than [`METADATA_EVERY`], is
+/// used instead: an operator who wants new partitions noticed sooner says so once.
 const METADATA_REFRESH_SETTING: &str = "topic.metadata.refresh.interval.ms";
+
+/// The shortest partition-count interval: each check asks the broker about every topic (one
+/// request, however many topics are watched), so it is not made more often than this.
+const METADATA_EVERY_MIN: Duration = Duration::from_secs(5);
 
 /// Least time between two warnings that the watch cannot read.
 const WARN_EVERY: Duration = Duration::from_secs(60);
@@ -226,12 +230,30 @@ impl Drop for Watch {
     }
 }
 
-/// The partition-count interval: the host's [`METADATA_REFRESH_SETTING`] if it sets one above
-/// 0 (librdkafka refuses a malformed value when the host's clients are created), else
-/// [`METADATA_EVERY`].
+/// The partition-count interval: the host's [`METADATA_REFRESH_SETTING`] when it sets one
+/// above 0 and below [`METADATA_EVERY`] (librdkafka refuses a malformed value when the host's
+/// clients are created), no shorter than [`METADATA_EVERY_MIN`]; else [`METADATA_EVERY`].
 fn metadata_every(settings: &[(String, String)]) -> Duration {
     let set = settings.iter().find(|(k, _)| k == METADATA_REFRESH_SETTING).and_then(|(_, v)| v.trim().parse::<u64>().ok());
-    set.filter(|ms| *ms > 0).map_or(METADATA_EVERY, Duration::from_millis)
+    set.filter(|ms| *ms > 0).map_or(METADATA_EVERY, |ms| Duration::from_millis(ms).clamp(METADATA_EVERY_MIN, METADATA_EVERY))
+}
+
+/// A warning worth repeating while its cause lasts, but no more than once per [`WARN_EVERY`]:
+/// librdkafka reports a lasting error again and again.
+#[derive(Default)]
+struct Warning {
+    last: Option<Instant>,
+}
+
+impl Warning {
+    /// Whether to warn now (else the caller logs at debug).
+    fn due(&mut self) -> bool {
+        let due = self.last.is_none_or(|at| at.elapsed() >= WARN_EVERY);
+        if due {
+            self.last = Some(Instant::now());
+        }
+        due
+    }
 }
 
 impl State {
@@ -243,25 +265,23 @@ impl State {
     /// concerns, and every `metadata_every` the tasks of topics that grew partitions.
     fn read(&self) {
         let mut metadata_due = Instant::now() + self.metadata_every;
-        let mut warned_at: Option<Instant> = None;
+        // Idle tasks look healthy while the watch cannot read for them: say so at warn.
+        let (mut read_warning, mut metadata_warning) = (Warning::default(), Warning::default());
         while !self.stop.load(Ordering::Relaxed) {
             match self.client.poll(POLL) {
                 None => {}
                 Some(Ok(record)) => self.arrived(record.topic(), record.partition(), record.offset()),
+                Some(Err(e)) if read_warning.due() => {
+                    tracing::warn!(error = %e, "the idle watch cannot read idle tasks' partitions; retrying (a record there wakes its task once it can)");
+                    std::thread::sleep(POLL);
+                }
                 Some(Err(e)) => {
-                    // Idle tasks look healthy while the watch cannot read for them: say so at
-                    // warn, once a minute at most (librdkafka repeats an error while it lasts).
-                    if warned_at.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
-                        tracing::warn!(error = %e, "the idle watch cannot read idle tasks' partitions; retrying (a record there wakes its task once it can)");
-                        warned_at = Some(Instant::now());
-                    } else {
-                        tracing::debug!(error = %e, "idle watch read error; retried");
-                    }
+                    tracing::debug!(error = %e, "idle watch read error; retried");
                     std::thread::sleep(POLL);
                 }
             }
             if Instant::now() >= metadata_due {
-                self.check_partition_counts();
+                self.check_partition_counts(&mut metadata_warning);
                 metadata_due = Instant::now() + self.metadata_every;
             }
         }
@@ -317,9 +337,10 @@ impl State {
     }
 
     /// Wakes the watches on a topic whose partition count grew since it was first watched.
-    fn check_partition_counts(&self) {
+    fn check_partition_counts(&self, warning: &mut Warning) {
         let metadata = match self.client.fetch_metadata(None, METADATA_TIMEOUT) {
             Ok(metadata) => metadata,
+            Err(e) if warning.due() => return tracing::warn!(error = %e, "the idle watch cannot read the topics' partition counts (new partitions do not wake idle tasks); retrying"),
             Err(e) => return tracing::debug!(error = %e, "idle watch: could not read the topics' partitions"),
         };
         let mut table = self.lock();
@@ -349,8 +370,11 @@ mod tests {
     fn partition_counts_are_read_as_often_as_the_host_refreshes_metadata() {
         let with = |v: &str| metadata_every(&[("bootstrap.servers".into(), "b:9092".into()), (METADATA_REFRESH_SETTING.into(), v.into())]);
         assert_eq!(metadata_every(&[]), METADATA_EVERY);
-        assert_eq!(with("1000"), Duration::from_secs(1));
-        assert_eq!(with("600000"), Duration::from_secs(600));
+        assert_eq!(with("10000"), Duration::from_secs(10));
+        // Never more often than every 5 s (each check asks about every topic), never less
+        // often than the default.
+        assert_eq!(with("1000"), METADATA_EVERY_MIN);
+        assert_eq!(with("600000"), METADATA_EVERY);
         // librdkafka's -1 ("never refresh") and 0 keep the default: new partitions must wake
         // their idle tasks at some point.
         assert_eq!(with("-1"), METADATA_EVERY);

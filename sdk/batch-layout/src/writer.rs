@@ -150,6 +150,8 @@ impl OutputWriter {
     /// ([`crate::FORWARD_ALL`]): nothing of it is written but its input, timestamp and the
     /// place its headers would start. The same columns as [`OutputWriter::push`] with no
     /// parts, in a fraction of the work: forwarding is most of what real transforms output.
+    /// The writer keeps no flags: without its `FORWARD_ALL` flag word beside it (the SDK's
+    /// `Outputs` keeps them), this row reads as a record with a null key and value.
     pub fn push_forwarded(&mut self, input: u32, timestamp: Option<i64>) {
         let c = &mut self.columns;
         let first = len_u32(c.headers.len() / HEADER_STRIDE);
