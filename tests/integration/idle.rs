@@ -17,6 +17,20 @@ fn all_idle(host: &HostProcess, connector: &str) -> Result<bool> {
     Ok(!tasks.is_empty() && tasks.iter().all(|t| t["idle"] == true))
 }
 
+/// Waits until every one of `connectors` says each of its tasks is idle and the broker has no
+/// member left in its group (`turnpike-<name>`); on a timeout the error carries the host log.
+fn wait_idle(host: &HostProcess, connectors: &[&str], what: &str, within: Duration) -> Result<()> {
+    let idle = wait_until(what, within, || {
+        for connector in connectors {
+            if !all_idle(host, connector)? || group_members(&format!("turnpike-{connector}"))? != 0 {
+                return Ok(None);
+            }
+        }
+        Ok(Some(()))
+    });
+    idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))
+}
+
 fn keyed(prefix: &str, n: usize) -> Vec<(String, String)> {
     (0..n).map(|i| (format!("{prefix}-{i}"), format!(r#"{{"k":"{prefix}-{i}"}}"#))).collect()
 }
@@ -53,12 +67,7 @@ async fn idle_connectors_give_their_consumer_up_and_lose_no_record_when_woken() 
 
     for round in 1..=2 {
         // Idle: each says so, and the broker has no member left in either group.
-        let idle = wait_until(&format!("round {round}: both connectors idle, their groups empty"), Duration::from_secs(60), || {
-            let status = all_idle(&host, "idle-read")? && all_idle(&host, "idle-new")?;
-            let empty = group_members("turnpike-idle-read")? == 0 && group_members("turnpike-idle-new")? == 0;
-            Ok((status && empty).then_some(()))
-        });
-        idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+        wait_idle(&host, &["idle-read", "idle-new"], &format!("round {round}: both connectors idle, their groups empty"), Duration::from_secs(60))?;
 
         let sent = Instant::now();
         produce(&producer, &new_in, &keyed(&format!("new-{round}"), 5)).await?;
@@ -108,10 +117,7 @@ async fn an_idle_sink_flushes_gives_its_consumer_up_and_writes_what_comes_next()
     host.wait_state("idle-sink", "RUNNING", Duration::from_secs(120))?;
     for round in 0..=2 {
         // Flushed before it went idle (the flush interval is a minute), its group empty.
-        let idle = wait_until(&format!("round {round}: the sink idle, its group empty"), Duration::from_secs(30), || {
-            Ok((all_idle(&host, "idle-sink")? && group_members("turnpike-idle-sink")? == 0).then_some(()))
-        });
-        idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+        wait_idle(&host, &["idle-sink"], &format!("round {round}: the sink idle, its group empty"), Duration::from_secs(30))?;
         let expected = 10 + 5 * round;
         assert_eq!(accepted(&server).len(), expected, "everything read was written before the sink went idle; log:\n{}", host.log_text());
         produce(&producer, &topic, &keyed(&format!("round-{round}"), 5)).await?;
@@ -152,10 +158,7 @@ async fn a_connector_reading_transactions_goes_idle_and_wakes() -> Result<()> {
     let mut host = HostProcess::start(&dir, &host_config(free_port(), &connector))?;
     host.wait_state("idle-txn", "RUNNING", Duration::from_secs(120))?;
     consume_until(&topic_out, Duration::from_secs(60), distinct_keys_reach(5)).await?;
-    let idle = wait_until("the connector idle after reading a transaction", Duration::from_secs(30), || {
-        Ok((all_idle(&host, "idle-txn")? && group_members("turnpike-idle-txn")? == 0).then_some(()))
-    });
-    idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+    wait_idle(&host, &["idle-txn"], "the connector idle after reading a transaction", Duration::from_secs(30))?;
     produce_in_transaction(&topic_in, &transactional_id, &keyed("second", 5))?;
     let out = consume_until(&topic_out, Duration::from_secs(60), distinct_keys_reach(10)).await?;
     assert_eq!(distinct_and_duplicates(&out).0, 10, "woken by the second transaction; log:\n{}", host.log_text());
@@ -184,10 +187,7 @@ async fn a_partition_added_while_a_connector_is_idle_is_read() -> Result<()> {
     let mut host = HostProcess::start(&dir, &config)?;
     host.wait_state("idle-grow", "RUNNING", Duration::from_secs(120))?;
     consume_until(&output, Duration::from_secs(60), distinct_keys_reach(3)).await?;
-    let idle = wait_until("the connector idle, its group empty", Duration::from_secs(60), || {
-        Ok((all_idle(&host, "idle-grow")? && group_members("turnpike-idle-grow")? == 0).then_some(()))
-    });
-    idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))?;
+    wait_idle(&host, &["idle-grow"], "the connector idle, its group empty", Duration::from_secs(60))?;
 
     add_partitions(&input, 2).await?;
     // A producer made now knows the new partition (one made before may not yet).
