@@ -3,6 +3,7 @@
 //! `start_from: latest` one whose topic nobody wrote to before it went idle (its new consumer
 //! would start after the records that woke it, if the release had not committed where the
 //! watch started), and a sink, which flushes first and is told its partitions went and came.
+//! A pause and a plugin swap are handled without taking a consumer.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -29,6 +30,14 @@ fn wait_idle(host: &HostProcess, connectors: &[&str], what: &str, within: Durati
         Ok(Some(()))
     });
     idle.map_err(|e| anyhow::anyhow!("{e}; log:\n{}", host.log_text()))
+}
+
+/// Fails if a task of `connector` has a consumer, or its group a member.
+fn still_out(host: &HostProcess, connector: &str, what: &str) -> Result<()> {
+    let (idle, members) = (all_idle(host, connector)?, group_members(&format!("turnpike-{connector}"))?);
+    let (_, status) = host.get(&format!("/v1/connectors/{connector}"))?;
+    anyhow::ensure!(idle && members == 0, "{what}, {connector} took a consumer (idle {idle}, group members {members}): {status}; log:\n{}", host.log_text());
+    Ok(())
 }
 
 fn keyed(prefix: &str, n: usize) -> Vec<(String, String)> {
@@ -79,17 +88,41 @@ async fn idle_connectors_give_their_consumer_up_and_lose_no_record_when_woken() 
         assert_eq!(distinct_and_duplicates(&read).0, 10 + 5 * round, "read before, woken: every record; log:\n{}", host.log_text());
     }
 
-    // Paused while idle, it wakes and says PAUSED; resumed, it reads what came meanwhile.
-    wait_until("idle again", Duration::from_secs(60), || Ok(all_idle(&host, "idle-read")?.then_some(())))?;
-    let (status, body) = http_json(&host.admin, "POST", "/v1/connectors/idle-read/pause", &serde_json::json!({}))?;
-    assert!(status < 300, "pause: {status} {body}");
+    // Paused and resumed while idle, it says PAUSED, then RUNNING, and never takes a
+    // consumer for that (a paused connector lists no tasks: it is checked once resumed).
+    wait_idle(&host, &["idle-read"], "idle before the pause", Duration::from_secs(60))?;
+    let admin = host.admin.clone();
+    let pause = |verb: &str| -> Result<()> {
+        let (status, body) = http_json(&admin, "POST", &format!("/v1/connectors/idle-read/{verb}"), &serde_json::json!({}))?;
+        anyhow::ensure!(status < 300, "{verb}: {status} {body}");
+        Ok(())
+    };
+    pause("pause")?;
+    host.wait_state("idle-read", "PAUSED", Duration::from_secs(30))?;
+    pause("resume")?;
+    host.wait_state("idle-read", "RUNNING", Duration::from_secs(30))?;
+    still_out(&host, "idle-read", "paused and resumed while idle")?;
+    // Records that come while it is paused wake it once it is resumed.
+    pause("pause")?;
     host.wait_state("idle-read", "PAUSED", Duration::from_secs(30))?;
     produce(&producer, &read_in, &keyed("paused", 5)).await?;
-    let (status, body) = http_json(&host.admin, "POST", "/v1/connectors/idle-read/resume", &serde_json::json!({}))?;
-    assert!(status < 300, "resume: {status} {body}");
+    pause("resume")?;
     host.wait_state("idle-read", "RUNNING", Duration::from_secs(30))?;
     let read = consume_until(&read_out, Duration::from_secs(60), distinct_keys_reach(25)).await?;
     assert_eq!(distinct_and_duplicates(&read).0, 25, "the records written while paused; log:\n{}", host.log_text());
+
+    // A plugin swap while idle is applied there, without a consumer; the next records go
+    // through the new chain.
+    wait_idle(&host, &["idle-read"], "idle before the swap", Duration::from_secs(60))?;
+    let masking = serde_json::json!({ "name": "idle-read", "topics": [read_in], "output_topic": read_out, "batch": { "idle_after_ms": 1000 },
+        "transforms": [{ "plugin": "pii-mask", "config": { "fields": ["k"] } }] });
+    let (status, body) = http_json(&host.admin, "PUT", "/v1/connectors/idle-read", &masking)?;
+    assert_eq!(status, 200, "swap: {body}");
+    still_out(&host, "idle-read", "swapped while idle")?;
+    produce(&producer, &read_in, &keyed("swapped", 5)).await?;
+    let read = consume_until(&read_out, Duration::from_secs(60), distinct_keys_reach(30)).await?;
+    let swapped: Vec<&String> = read.iter().filter(|(k, _)| k.starts_with("swapped-")).map(|(_, v)| v).collect();
+    assert!(!swapped.is_empty() && swapped.iter().all(|v| v.as_str() == r#"{"k":"***"}"#), "after the swap: {swapped:?}; log:\n{}", host.log_text());
     assert!(host.stop()?.success());
     Ok(())
 }

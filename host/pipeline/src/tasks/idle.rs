@@ -73,10 +73,10 @@ pub(crate) async fn give_up(consumer: Arc<Consumer>, release: &Release, opener: 
             shared.get(&kafka).and_then(|watch| watch.watch(&release.points)).map_err(|e| e.to_string())
         })
         .await
+        .unwrap_or_else(|e| Err(e.to_string()))
     };
     let watch = match watched {
-        Ok(Ok(watch)) => watch,
-        Ok(Err(e)) => return Err(kept(consumer, &opener.connector, &e)),
+        Ok(watch) => watch,
         Err(e) => return Err(kept(consumer, &opener.connector, &e)),
     };
     let partitions: Vec<(String, i32)> = release.points.iter().map(|p| (p.topic.clone(), p.partition)).collect();
@@ -99,18 +99,37 @@ pub(crate) fn drop_watch(watch: Watch) {
     tokio::task::spawn_blocking(move || drop(watch));
 }
 
-/// Waits until `watch` sees a record in one of the task's partitions (or the task is
-/// stopped, paused or resumed, or its hooks wake it, e.g. a plugin swap); then returns a new
-/// consumer.
+/// Waits until `watch` sees a record in one of the task's partitions, then returns a new
+/// consumer. A pause, and what its hooks wake it for (a plugin swap), are handled without
+/// one: a paused idle task stays out of its group, and its watch goes on watching, so a record
+/// that came during the pause wakes it once it is resumed.
 pub(crate) async fn wait_for_record<H: PauseHooks>(cx: &mut TaskContext, watch: Watch, opener: &ConsumerOpener, hooks: &mut H) -> Result<Arc<Consumer>, Exit> {
-    let woke = tokio::select! {
-        _ = cx.cancel.cancelled() => Err(Exit::Shutdown),
-        () = watch.woken() => Ok("a record arrived"),
-        changed = cx.paused.changed() => changed.map(|()| "paused or resumed").map_err(|_| Exit::Shutdown),
-        woke = hooks.wake() => if woke { Ok("woken by its task") } else { Err(Exit::Shutdown) },
+    let woke = loop {
+        // Paused before the wait began (the read loop's last look may have taken that change).
+        if *cx.paused.borrow_and_update() {
+            if let Some(exit) = cx.wait_while_paused(hooks).await {
+                break Err(exit);
+            }
+        }
+        tokio::select! {
+            _ = cx.cancel.cancelled() => break Err(Exit::Shutdown),
+            () = watch.woken() => break Ok(()),
+            // Paused: handled at the top of the loop.
+            changed = cx.paused.changed() => {
+                if changed.is_err() {
+                    break Err(Exit::Shutdown);
+                }
+            }
+            woke = hooks.wake() => {
+                if !woke {
+                    break Err(Exit::Shutdown);
+                }
+                hooks.after_wake(cx).await;
+            }
+        }
     };
     drop_watch(watch);
-    let why = woke?;
-    tracing::info!(connector = %opener.connector, task = opener.task + 1, why, "idle task woke; taking a consumer again");
+    woke?;
+    tracing::info!(connector = %opener.connector, task = opener.task + 1, "idle task woke: a record arrived; taking a consumer again");
     opener.open().map_err(Exit::Failed)
 }

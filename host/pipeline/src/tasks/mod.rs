@@ -75,16 +75,17 @@ impl From<ChainError> for Exit {
     }
 }
 
-/// What a task does while it is paused, besides waiting to be resumed. By default, nothing.
+/// What a task does while it reads nothing (paused, or idle without a consumer), besides
+/// waiting. By default, nothing.
 pub(crate) trait PauseHooks: Send {
-    /// Resolves when something besides the pause switch needs the paused task (a transform:
+    /// Resolves when something besides the pause switch needs the waiting task (a transform:
     /// a plugin swap); `false` when that channel closed, which ends the run.
     fn wake(&mut self) -> impl Future<Output = bool> + Send {
         std::future::pending()
     }
 
-    /// Runs after each wake-up while paused.
-    fn while_paused(&mut self, _cx: &mut TaskContext) -> impl Future<Output = ()> + Send {
+    /// Runs after each wake-up while waiting.
+    fn after_wake(&mut self, _cx: &mut TaskContext) -> impl Future<Output = ()> + Send {
         std::future::ready(())
     }
 }
@@ -109,7 +110,7 @@ impl TaskContext {
                 changed = self.paused.changed() => if changed.is_err() { return Some(Exit::Shutdown) },
                 woke = hooks.wake() => if !woke { return Some(Exit::Shutdown) },
             }
-            hooks.while_paused(self).await;
+            hooks.after_wake(self).await;
         }
         self.status.set(ConnectorState::Running, None);
         None

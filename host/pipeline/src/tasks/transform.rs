@@ -1,6 +1,6 @@
 //! The task of one transform connector: read a batch, run the chain, apply the error policy,
 //! produce, and hand the deliveries to the committer. Plugin versions are switched between
-//! two batches, and while paused.
+//! two batches, while paused, and while idle without a consumer.
 
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ impl PauseHooks for Transforming {
         self.swaps.changed().await.is_ok()
     }
 
-    async fn while_paused(&mut self, cx: &mut TaskContext) {
+    async fn after_wake(&mut self, cx: &mut TaskContext) {
         self.apply_swap(cx).await;
     }
 }
