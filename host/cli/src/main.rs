@@ -95,8 +95,14 @@ fn main() -> std::process::ExitCode {
             Command::Plugin { .. } | Command::Connector { .. } | Command::Secret { .. } | Command::Token { .. } => unreachable!("handled above"),
         }
     });
+    // Dropping the runtime would wait, without end, for any blocking task still running: one
+    // stuck inside a library call would keep the process alive after its shutdown finished.
+    runtime.shutdown_timeout(RUNTIME_DRAIN);
     exit(result)
 }
+
+/// How long blocking work still running after the host's shutdown may take to end.
+const RUNTIME_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `0` on success; otherwise the error with its causes on stderr and `2`.
 fn exit(result: anyhow::Result<()>) -> std::process::ExitCode {

@@ -50,6 +50,9 @@ pub enum ClusterError {
 /// the loser alone.
 const CONFIG_COMPACTION_LAG_MS: &str = "86400000";
 
+/// How long a leaving host tries to withdraw its reports.
+const WITHDRAW_WAIT: Duration = Duration::from_secs(10);
+
 /// This host's membership of a cluster.
 pub struct Cluster {
     host_id: String,
@@ -123,7 +126,11 @@ impl Cluster {
             publisher.abort();
             let _ = publisher.await;
         }
-        reports::withdraw(self).await;
+        // A broker that stopped answering would hold each write for minutes: the others
+        // then show this host as not alive once its heartbeat is old.
+        if tokio::time::timeout(WITHDRAW_WAIT, reports::withdraw(self)).await.is_err() {
+            tracing::warn!(waited = ?WITHDRAW_WAIT, "could not withdraw this host's reports from the status log in time; the other hosts show it as not alive once its last heartbeat is old");
+        }
         self.stop.store(true, Ordering::Relaxed);
         // The host's sources have stopped: their slots go to the other hosts at once.
         let slot_owner = self.slot_owner.lock().unwrap_or_else(|p| p.into_inner()).take();

@@ -196,10 +196,10 @@ pub(crate) async fn withdraw(cluster: &Cluster) {
         reports.reports.iter().filter(|(_, hosts)| hosts.contains_key(&cluster.host_id)).map(|(c, _)| c.clone()).collect()
     };
     mine.extend(cluster.view().connector_names());
-    for connector in mine {
-        let _ = cluster.status_log.write(&format!("report/{}/{connector}", cluster.host_id), None).await;
-    }
-    let _ = cluster.status_log.write(&format!("host/{}", cluster.host_id), None).await;
+    let keys: Vec<String> = mine.iter().map(|connector| format!("report/{}/{connector}", cluster.host_id)).chain([format!("host/{}", cluster.host_id)]).collect();
+    // All in flight at once: one acknowledged write after another took seconds for a few
+    // hundred connectors, and the leaving host gives this step a bounded time.
+    futures::future::join_all(keys.iter().map(|key| cluster.status_log.write(key, None))).await;
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use rdkafka::message::{BorrowedMessage, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
+use crate::close::CLOSE_WAIT;
 use crate::rebalance::{GroupContext, PartitionChange};
 use crate::{BrokerHealth, KafkaError, Offsets};
 
@@ -117,6 +118,8 @@ fn record_size(msg: &BorrowedMessage<'_>) -> usize {
 pub struct Consumer {
     /// Always present; taken only by `drop`, to close it where blocking is allowed.
     client: Option<StreamConsumer<GroupContext>>,
+    /// Its group, named when its close is left behind.
+    group: String,
 }
 
 /// Pause after a consumer error before reading again, so a broker outage is not a busy loop.
@@ -127,22 +130,26 @@ impl Drop for Consumer {
     /// client stops its threads. On a runtime worker that blocked every task queued there: a
     /// host shutting down 300 connectors closed them about two at a time (15 s). On a
     /// multi-threaded runtime the close runs with `block_in_place`, which hands the worker's
-    /// other tasks to another thread, so closes run side by side and each still finishes
-    /// before its task goes on (a `STOPPED` connector has left its group).
-    ///
-    /// After a fatal error librdkafka (2.12) never finishes destroying a consumer: its main
-    /// thread waits for a group handler that does not terminate. That close runs on a thread
-    /// of its own, left behind, so the task still ends and reports the error.
+    /// other tasks to another thread, so closes run side by side and each finishes before
+    /// its task goes on (a `STOPPED` connector has left its group), unless it stalls inside
+    /// librdkafka ([`crate::close`]): then the task goes on after [`CLOSE_WAIT`], and the
+    /// stalled member stays in the group until the process exits. After a fatal error the
+    /// close never ends: it is left behind at once, so the task ends and reports the error.
     fn drop(&mut self) {
         let Some(client) = self.client.take() else { return };
+        client.context().closing.store(true, std::sync::atomic::Ordering::Relaxed);
+        let what = format!("consumer of group {}", self.group);
         if client.client().fatal_error().is_some() {
-            return crate::fatal_close::close_left_behind(client, "consumer");
+            return crate::close::close_left_behind(client, &what);
         }
+        let close = move || {
+            crate::close::close_within(client, &what, CLOSE_WAIT);
+        };
         let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
-            tokio::task::block_in_place(move || drop(client));
+            tokio::task::block_in_place(close);
         } else {
-            drop(client);
+            close();
         }
     }
 }
@@ -184,7 +191,7 @@ impl Consumer {
         inner
             .subscribe(&topics)
             .map_err(|source| KafkaError::Subscribe { topics: options.topics.clone(), source })?;
-        Ok(Self { client: Some(inner) })
+        Ok(Self { client: Some(inner), group: options.group_id.clone() })
     }
 
     /// Waits for at least one record, then keeps reading until `limits.records` records or
@@ -288,7 +295,8 @@ impl Consumer {
     /// revocation commits them before its partitions go, so their next owner starts after
     /// every acknowledged record, not after the last periodic commit (a second of work,
     /// read and written again). Entries for partitions no longer held are harmless: a
-    /// revocation commits only its own partitions, never below the group's offset.
+    /// revocation commits only its own partitions, never below the group's offset as it was
+    /// when they were assigned (and, during a close, none assigned meanwhile).
     pub fn acknowledged(&self, offsets: &Offsets) {
         self.inner().context().safe.lock().unwrap_or_else(|p| p.into_inner()).merge(offsets);
     }
@@ -344,73 +352,4 @@ impl Consumer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A batch closes at the record that reaches its byte cap, however many more records
-    /// it may hold: 1,000-byte values against a 2,500-byte cap make batches of three.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_batch_closes_at_its_byte_cap() {
-        let (_broker, settings) = crate::EmbeddedBroker::with_records("bytes", 10, &[b'x'; 1_000]).await;
-        let options = ConsumerOptions { group_id: "turnpike-bytes".into(), start_from: "earliest".into(), topics: vec!["bytes".into()] };
-        let consumer = Consumer::new(&settings, &options).expect("consumer");
-        let limits = BatchLimits { records: 100, bytes: 2_500, wait: Duration::from_secs(5) };
-        let read = tokio::time::timeout(Duration::from_secs(60), consumer.fill(limits, |_| {}, std::future::pending())).await.expect("records arrive");
-        assert_eq!(read, 3);
-    }
-
-    /// `group.protocol: consumer` used to fail at client creation, because the host set the
-    /// classic protocol's session and heartbeat timeouts.
-    #[tokio::test]
-    async fn a_consumer_can_use_the_kip_848_group_protocol() {
-        let options = ConsumerOptions { group_id: "turnpike-kip848".into(), start_from: "earliest".into(), topics: vec!["t".into()] };
-        let settings = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned()), ("group.protocol".to_owned(), "consumer".to_owned())];
-        assert!(Consumer::new(&settings, &options).is_ok(), "{:?}", Consumer::new(&settings, &options).err());
-        let classic = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned())];
-        assert!(Consumer::new(&classic, &options).is_ok());
-    }
-
-    /// librdkafka never retries after a fatal error (a broker refusing the group protocol);
-    /// the read used to retry every 200 ms for ever, so the connector stayed `RUNNING` and
-    /// read nothing. Now the read ends, the reason is there to report, and dropping the
-    /// consumer does not block.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_fatal_error_ends_the_read_and_is_reported() {
-        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
-        broker.create_topic("fatal", 1).expect("topic");
-        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
-        let options = ConsumerOptions { group_id: "turnpike-fatal".into(), start_from: "earliest".into(), topics: vec!["fatal".into()] };
-        let consumer = Consumer::new(&settings, &options).expect("consumer");
-        assert_eq!(consumer.fatal_error(), None);
-        let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
-        // Joined, with its partition assigned, before the error.
-        let producer = crate::Producer::new(&settings).expect("producer");
-        let record = crate::OutgoingRecord { topic: "fatal", key: None, value: Some(b"x"), timestamp: None };
-        producer.send(record, []).await.expect("send").wait().await.expect("delivered");
-        let first = tokio::time::timeout(Duration::from_secs(30), consumer.fill(limits, |_| {}, std::future::pending())).await;
-        assert_eq!(first, Ok(1));
-        // Raised while the read waits for records, as a broker's refusal would be.
-        let raise = async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            let reason = c"the broker refused the group protocol";
-            let code = rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION;
-            #[allow(unsafe_code)]
-            // SAFETY: the client pointer is live for the call (the consumer is borrowed) and
-            // the reason is a NUL-terminated string librdkafka copies.
-            let raised = unsafe { rdkafka::bindings::rd_kafka_test_fatal_error(consumer.inner().client().native_ptr(), code, reason.as_ptr()) };
-            raised
-        };
-        let (read, raised) = tokio::join!(tokio::time::timeout(Duration::from_secs(10), consumer.fill(limits, |_| {}, std::future::pending())), raise);
-        assert_eq!(raised, rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR);
-        assert_eq!(read, Ok(0), "the read ends with nothing read");
-        let fatal = consumer.fatal_error().expect("the fatal error is reported");
-        assert!(fatal.reason.contains("the broker refused the group protocol") && fatal.group_protocol_refused, "{fatal:?}");
-        let again = tokio::time::timeout(Duration::from_secs(10), consumer.fill(limits, |_| {}, std::future::pending())).await;
-        assert_eq!(again, Ok(0), "a read after the fatal error ends at once");
-        // Dropped on a runtime worker, as a task drops it: librdkafka's close never ends
-        // here, so it must not hold the task.
-        let dropping = Instant::now();
-        drop(consumer);
-        assert!(dropping.elapsed() < Duration::from_secs(5), "dropping a consumer in a fatal state took {:?}", dropping.elapsed());
-    }
-}
+mod tests;

@@ -102,9 +102,7 @@ mod tests {
     /// (Fencing itself needs a real broker: tests/integration/fenced_positions.rs.)
     #[test]
     fn saves_are_read_back_past_their_commit_markers() {
-        let broker = crate::EmbeddedBroker::start().expect("mock cluster");
-        broker.create_topic("positions", 1).expect("topic");
-        let settings = vec![("bootstrap.servers".to_owned(), broker.bootstrap_servers())];
+        let (_broker, settings) = crate::EmbeddedBroker::with_topic("positions", 1);
         let writer = FencedPositions::open(&settings, "positions", "src", "turnpike-position-src").expect("writer");
         writer.save(b"10").expect("saved");
         writer.save(b"11").expect("saved");

@@ -6,9 +6,10 @@
 
 mod batch_offsets;
 mod client_config;
+mod close;
 mod consumer;
+mod create_topic;
 mod embedded;
-mod fatal_close;
 mod error;
 mod fenced_positions;
 mod group_protocol;

@@ -5,8 +5,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message as _;
@@ -25,23 +23,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// does not exist. A cluster that refuses (no permission) is not fatal: the topic may exist
 /// already or be auto-created, so this only warns.
 pub async fn ensure_positions_topic(settings: &[(String, String)], topic: &str) {
-    let config = crate::client_config::client_config(settings);
-    let admin: AdminClient<DefaultClientContext> = match config.create() {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::warn!(%topic, error = %e, "cannot create an admin client to create the positions topic");
-            return;
-        }
-    };
-    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "compact");
-    let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
-    match admin.create_topics([&new], &options).await {
-        Ok(results) => match results.into_iter().next() {
-            Some(Ok(_)) => tracing::info!(%topic, "created the compacted source positions topic"),
-            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => {}
-            Some(Err((_, code))) => tracing::warn!(%topic, error = %code, "could not create the source positions topic; create it compacted yourself"),
-        },
-        Err(e) => tracing::warn!(%topic, error = %e, "could not create the source positions topic; create it compacted yourself"),
+    let what = "the source positions topic (if it is missing, create it compacted, with one partition)";
+    let created = crate::create_topic::create_unless_exists(settings, topic, 1, &[("cleanup.policy", "compact")], what).await;
+    if let Err(e) = created {
+        tracing::warn!(%topic, error = %e, "could not create the source positions topic; create it compacted yourself");
     }
 }
 

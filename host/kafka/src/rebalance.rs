@@ -1,6 +1,7 @@
 //! What a consumer does when the group moves partitions: commit what is known safe before
 //! partitions go, and tell the task which partitions came and went.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rdkafka::client::ClientContext;
@@ -24,14 +25,19 @@ pub enum PartitionChange {
 #[derive(Default)]
 pub struct GroupContext {
     pub(crate) safe: Mutex<Offsets>,
-    /// Per assigned partition, the group's committed offset when it was assigned here (then
-    /// raised by each commit): a commit below it would move the partition back, to where
+    /// Per assigned partition, the group's committed offset when it was assigned here: a
+    /// commit below it would move the partition back, to where
     /// this consumer was before it lost the partition and got it again (a host frozen past
     /// its session wakes with offsets from before).
     pub(crate) floors: Mutex<std::collections::HashMap<(String, i32), i64>>,
     pub(crate) changes: Mutex<Vec<PartitionChange>>,
     /// Whether the client reaches a broker (errors reported outside reads land here too).
     pub(crate) health: Arc<BrokerHealth>,
+    /// Set when the consumer starts closing: an assignment that arrives then is not recorded
+    /// (its partitions are revoked again by the close), so its committed offsets are not read:
+    /// that read cannot finish while the client shuts down, and it held a close for its
+    /// whole 10 s timeout.
+    pub(crate) closing: AtomicBool,
 }
 
 impl ClientContext for GroupContext {
@@ -82,6 +88,14 @@ impl ConsumerContext for GroupContext {
     fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         if let Rebalance::Assign(tpl) = rebalance {
             let assigned = partitions(tpl);
+            if self.closing.load(Ordering::Relaxed) {
+                // Without their floors, nothing may be committed for them when the close
+                // revokes them: nothing was read from them since, and an offset acknowledged
+                // before they last went could lie below the group's.
+                self.safe.lock().unwrap_or_else(|p| p.into_inner()).forget(&assigned);
+                tracing::debug!(partitions = ?assigned, "partitions assigned while the consumer closes");
+                return;
+            }
             match consumer.committed_offsets((*tpl).clone(), std::time::Duration::from_secs(10)) {
                 Ok(committed) => {
                     let mut floors = self.floors.lock().unwrap_or_else(|p| p.into_inner());
@@ -96,5 +110,32 @@ impl ConsumerContext for GroupContext {
             tracing::info!(partitions = ?assigned, "partitions assigned");
             self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Assigned(assigned));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// An assignment that reaches a closing consumer is not looked up: against a broker that
+    /// does not answer, reading its committed offsets held the close for 10 s.
+    #[test]
+    fn a_closing_consumer_takes_an_assignment_without_asking_the_broker() {
+        let (broker, settings) = crate::EmbeddedBroker::with_topic("assigned", 1);
+        let mut config = crate::client_config::client_config(&settings);
+        let consumer: BaseConsumer<GroupContext> = config.set("group.id", "closing").create_with_context(GroupContext::default()).expect("consumer");
+        broker.stall();
+        consumer.context().closing.store(true, Ordering::Relaxed);
+        let mut acknowledged_before = Offsets::default();
+        acknowledged_before.done("assigned", 0, 41);
+        consumer.context().safe.lock().expect("safe").merge(&acknowledged_before);
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition("assigned", 0);
+        let began = Instant::now();
+        consumer.context().post_rebalance(&consumer, &Rebalance::Assign(&tpl));
+        assert!(began.elapsed() < Duration::from_secs(2), "the closing consumer waited {:?}", began.elapsed());
+        assert!(consumer.context().changes.lock().expect("changes").is_empty(), "a closing consumer's task reads no more changes");
+        assert!(consumer.context().safe.lock().expect("safe").is_empty(), "an offset acknowledged before would be committed when the close revokes the partition");
     }
 }

@@ -6,10 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
-use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message as _;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::{Offset, TopicPartitionList};
@@ -23,28 +20,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 
 /// Creates `topic` compacted, with one partition and the given extra settings, unless it
-/// exists. A refusal (no permission) is returned: a shared log must exist to be shared.
+/// exists. An error means the request could not be made: a shared log must exist to be shared.
 pub async fn ensure_log_topic(settings: &[(String, String)], topic: &str, extra: &[(&str, &str)]) -> Result<(), KafkaError> {
-    let admin: AdminClient<DefaultClientContext> = client_config(settings).create().map_err(|source| KafkaError::Client { role: "admin client", source })?;
-    let mut new = NewTopic::new(topic, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "compact");
-    for (k, v) in extra {
-        new = new.set(k, v);
-    }
-    let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
-    let results = admin.create_topics([&new], &options).await.map_err(|source| KafkaError::CreateTopic { topic: topic.to_owned(), source })?;
-    match results.into_iter().next() {
-        Some(Ok(_)) => {
-            tracing::info!(%topic, "created compacted log topic");
-            Ok(())
-        }
-        Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => Ok(()),
-        // Not allowed to create topics, say: it may exist, created by an operator; reading it
-        // says so if it does not.
-        Some(Err((_, code))) => {
-            tracing::warn!(%topic, error = %code, "could not create the log topic; using it as it is");
-            Ok(())
-        }
-    }
+    let topic_settings: Vec<(&str, &str)> = [("cleanup.policy", "compact")].into_iter().chain(extra.iter().copied()).collect();
+    crate::create_topic::create_unless_exists(settings, topic, 1, &topic_settings, "the compacted log topic").await
 }
 
 /// Writes records to a shared log, each acknowledged by every in-sync replica, in order.

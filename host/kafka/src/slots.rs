@@ -10,14 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::client::ClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer as _, ConsumerContext, Rebalance};
-use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::TopicPartitionList;
 use tokio::sync::watch;
 
+use crate::close::CLOSE_WAIT;
 use crate::KafkaError;
 
 /// How long creating the topic or reading its metadata may take.
@@ -165,13 +164,15 @@ impl SlotOwner {
     /// Creates `topic` with `count` partitions if missing and joins `group`, which reads it.
     /// The slot count is the topic's, whatever `count` says, so every host agrees.
     pub async fn join(settings: &[(String, String)], topic: &str, count: i32, group: &str) -> Result<Self, KafkaError> {
-        let config = crate::client_config::client_config(settings);
-        create_topic(&config, topic, count).await?;
-        let (config, topic_name, group) = (config, topic.to_owned(), group.to_owned());
-        tokio::task::spawn_blocking(move || Self::start(config, &topic_name, &group)).await.map_err(|e| KafkaError::Blocking(e.to_string()))?
+        // Short retention: nothing is ever written to it.
+        crate::create_topic::create_unless_exists(settings, topic, count, &[("retention.ms", "60000")], "the source slots topic").await?;
+        let (config, topic_name, group) = (crate::client_config::client_config(settings), topic.to_owned(), group.to_owned());
+        tokio::task::spawn_blocking(move || Self::start(config, &topic_name, &group, CLOSE_WAIT)).await.map_err(|e| KafkaError::Blocking(e.to_string()))?
     }
 
-    fn start(mut config: ClientConfig, topic: &str, group: &str) -> Result<Self, KafkaError> {
+    /// Joins `group`; its reader thread, once stopped, waits `close_wait` at most for the
+    /// consumer to close.
+    fn start(mut config: ClientConfig, topic: &str, group: &str, close_wait: Duration) -> Result<Self, KafkaError> {
         let count = partition_count(&config, topic)?;
         let slots = Arc::new(Slots::new(count));
         config.set("group.id", group).set("enable.auto.commit", "false").set("enable.partition.eof", "false");
@@ -199,12 +200,13 @@ impl SlotOwner {
                             // to the others) and leaves the client behind.
                             tracing::error!(error = %reason, ?code, "the source slots consumer failed for good; this host runs no source until it restarts");
                             slots.revoke(&slots.owned().into_iter().collect::<Vec<_>>());
-                            return crate::fatal_close::close_left_behind(consumer, "slots consumer");
+                            return crate::close::close_left_behind(consumer, "slots consumer");
                         }
                     }
-                    // Dropping leaves the group: its slots are revoked (nothing runs on them
-                    // by now) and move to the other hosts at once.
-                    drop(consumer);
+                    // Closing leaves the group: its slots are revoked (nothing runs on them
+                    // by now) and move to the other hosts at once. A close that stalls is
+                    // left behind: the broker moves the slots when the session ends.
+                    crate::close::close_within(consumer, "slots consumer", close_wait);
                 }
             })
             .map_err(|e| KafkaError::Blocking(format!("starting the slots reader thread: {e}")))?;
@@ -251,21 +253,6 @@ fn partition_count(config: &ClientConfig, topic: &str) -> Result<i32, KafkaError
     }
 }
 
-/// Creates the slots topic unless it exists (a refusal is logged: an operator may have made it).
-async fn create_topic(config: &ClientConfig, topic: &str, count: i32) -> Result<(), KafkaError> {
-    let admin: AdminClient<DefaultClientContext> = config.create().map_err(|source| KafkaError::Client { role: "admin client", source })?;
-    // Short retention: nothing is ever written to it.
-    let new = NewTopic::new(topic, count, TopicReplication::Fixed(-1)).set("retention.ms", "60000");
-    let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
-    let results = admin.create_topics([&new], &options).await.map_err(|source| KafkaError::CreateTopic { topic: topic.to_owned(), source })?;
-    match results.into_iter().next() {
-        Some(Ok(_)) => tracing::info!(%topic, partitions = count, "created the source slots topic"),
-        Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => {}
-        Some(Err((_, code))) => tracing::warn!(%topic, error = %code, "could not create the source slots topic; using it as it is"),
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +282,36 @@ mod tests {
         drop(lease);
         assert!(revoking.join().expect("revocation") >= Duration::from_millis(200));
         assert_eq!(slots.owned(), BTreeSet::from([4]));
+    }
+
+    /// A close that cannot finish (here: a source still on a slot, so the revocation waits
+    /// for it) does not hold the host's exit: leaving waits for it a bounded time.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn leaving_waits_a_bounded_time_for_a_close_that_does_not_finish() {
+        // Made by the mock cluster, then joined (it answers no CreateTopics).
+        let (_broker, settings) = crate::EmbeddedBroker::with_topic("slots", 4);
+        let config = crate::client_config::client_config(&settings);
+        let close_wait = Duration::from_millis(500);
+        let mut owner = tokio::task::spawn_blocking(move || SlotOwner::start(config, "slots", "slots-group", close_wait)).await.expect("thread").expect("joined");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while owner.slots().owned().len() < 4 {
+            assert!(Instant::now() < deadline, "the only member owns every slot");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let slots = owner.slots();
+        let lease = slots.try_lease(0).expect("owned");
+        let began = Instant::now();
+        tokio::task::spawn_blocking(move || owner.leave()).await.expect("left");
+        let took = began.elapsed();
+        assert!(took < Duration::from_secs(5), "leaving waited {took:?} for a close held for {REVOKE_WAIT:?}");
+        // The close did reach the revocation, which still waits for the lease.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while slots.owns(0) {
+            assert!(Instant::now() < deadline, "the close never revoked the slots");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(slots.try_lease(0).is_none(), "a revoked slot is not leased again");
+        drop(lease);
     }
 
     #[test]

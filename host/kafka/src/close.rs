@@ -1,0 +1,102 @@
+//! Closing a librdkafka client without letting it hold the host. A close blocks: a consumer
+//! leaves its group (its revocation commits first), then the client stops its threads. It
+//! does not always end. After a fatal error librdkafka (2.12) never finishes destroying a
+//! consumer: its main thread waits for a group handler that does not end. Closing a consumer
+//! in the middle of a rebalance can stall the same way (librdkafka issues #4527 and #4883).
+//! A host whose close stalled never exited after SIGTERM. So a close runs on a thread of its
+//! own and is waited for a bounded time; past it, the client is left behind with a warning
+//! and whoever closed it goes on. A client left behind keeps its threads (and, a consumer,
+//! its group membership) until the process exits: the warning counts them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+/// Clients whose close did not finish in time, since the process started.
+static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a close is waited for. A healthy one takes milliseconds, and about 5 s against a
+/// broker that stopped answering; a stalled one never ends.
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(20);
+
+/// Drops `client` on a thread of its own and waits up to `wait` for that to finish. Past
+/// `wait` the client is left behind, still closing, and a warning says so. Returns whether
+/// it finished closing.
+pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Duration) -> bool {
+    let (finished, closed) = mpsc::channel::<()>();
+    if !spawn_close(client, what, move || {
+        let _ = finished.send(());
+    }) {
+        return true;
+    }
+    match closed.recv_timeout(wait) {
+        // Disconnected: the close panicked, and is over either way.
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => true,
+        Err(RecvTimeoutError::Timeout) => {
+            let left_behind = LEFT_BEHIND.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(waited = ?wait, left_behind, "closing the {what} did not finish in time; it is left behind, still closing, and this host goes on without it");
+            false
+        }
+    }
+}
+
+/// Drops `client` on a new thread, left behind: for a client that can never finish closing.
+pub(crate) fn close_left_behind<T: Send + 'static>(client: T, what: &str) {
+    if spawn_close(client, what, || {}) {
+        LEFT_BEHIND.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Drops `client` on a new thread, then calls `then`. Returns whether the thread started; if
+/// it could not, the client was dropped here, with the refused closure.
+fn spawn_close<T: Send + 'static>(client: T, what: &str, then: impl FnOnce() + Send + 'static) -> bool {
+    let close = move || {
+        drop(client);
+        then();
+    };
+    match std::thread::Builder::new().name("turnpike-close".into()).spawn(close) {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::error!(error = %e, "could not start a thread to close the {what}; closed here");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// Blocks its drop until `release` is sent to, or dropped.
+    struct StallingClient(mpsc::Receiver<()>);
+
+    impl Drop for StallingClient {
+        fn drop(&mut self) {
+            let _ = self.0.recv();
+        }
+    }
+
+    #[test]
+    fn a_close_that_stalls_is_left_behind_after_the_wait() {
+        let (release, stalls) = mpsc::channel();
+        let began = Instant::now();
+        assert!(!close_within(StallingClient(stalls), "test client", Duration::from_millis(300)));
+        let waited = began.elapsed();
+        assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "waited {waited:?}");
+        drop(release);
+    }
+
+    #[test]
+    fn a_close_that_finishes_is_waited_for() {
+        let (release, stalls) = mpsc::channel();
+        let began = Instant::now();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(release);
+        });
+        assert!(close_within(StallingClient(stalls), "test client", Duration::from_secs(10)));
+        assert!(began.elapsed() >= Duration::from_millis(200), "returned before the close finished");
+        releaser.join().expect("releaser");
+    }
+}
