@@ -11,7 +11,7 @@ use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
 use crate::state::HostState;
-use crate::usage::Usage;
+use crate::usage::{CpuMeter, Usage};
 
 /// How full an instance's memory may get before the host replaces it between two batches.
 /// Some language runtimes grow their heap long before collecting it (StarlingMonkey), or leak a
@@ -29,7 +29,7 @@ pub(crate) struct Sandbox {
     pub(crate) limits: InstanceLimits,
     poisoned: bool,
     /// CPU time the calls used since the last [`Sandbox::take_usage`].
-    pub(crate) cpu: Duration,
+    pub(crate) cpu: CpuMeter,
 }
 
 /// What a guarded call produced before classification.
@@ -55,7 +55,7 @@ impl Sandbox {
             }
         });
         store.set_epoch_deadline(1);
-        Self { store, limits, poisoned: false, cpu: Duration::ZERO }
+        Self { store, limits, poisoned: false, cpu: CpuMeter::default() }
     }
 
     /// Starts instantiation + `create`; returns the async timeout to wrap it in.
@@ -112,7 +112,7 @@ impl Sandbox {
     /// CPU time used since the last take, and the memory held now.
     pub(crate) fn take_usage(&mut self) -> Usage {
         let memory_bytes = self.store.data().limiter.total_bytes as u64;
-        Usage { cpu: std::mem::take(&mut self.cpu), memory_bytes }
+        Usage { cpu: self.cpu.take(), memory_bytes }
     }
 
     /// Whether the instance's memory has grown close to its cap (see
