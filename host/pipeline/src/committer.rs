@@ -28,10 +28,11 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     type Progress: Default + Send + 'static;
     /// Folds a later batch's progress into what is acknowledged.
     fn merge(acknowledged: &mut Self::Progress, batch: Self::Progress);
-    /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). A failure
-    /// that may pass is logged and retried at the next save (progress only grows); `Err`
-    /// says no save can succeed any more (a fenced writer), which fails the connector.
-    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<(), FaultInfo>> + Send;
+    /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). `Ok(false)`:
+    /// a failure that may pass (logged); the progress stays to be saved at the next interval,
+    /// even if nothing new arrives (progress only grows). `Err` says no save can succeed any
+    /// more (a fenced writer), which fails the connector.
+    fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<bool, FaultInfo>> + Send;
     /// Told each batch's progress once its outputs are acknowledged, between saves.
     fn acknowledged(&self, _batch: &Self::Progress) {}
 }
@@ -49,11 +50,14 @@ impl Checkpoint for GroupOffsets {
         acknowledged.merge(&batch);
     }
 
-    async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<(), FaultInfo> {
-        if let Err(e) = self.consumer.commit_off_thread(acknowledged, sync).await {
-            tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; will retry");
+    async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<bool, FaultInfo> {
+        match self.consumer.commit_off_thread(acknowledged, sync).await {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; trying again in a second");
+                Ok(false)
+            }
         }
-        Ok(())
     }
 
     /// What a rebalance commits before partitions leave: everything acknowledged so far.
@@ -88,8 +92,8 @@ impl Checkpoint for SourcePosition {
         }
     }
 
-    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) -> Result<(), FaultInfo> {
-        let Some(position) = acknowledged else { return Ok(()) };
+    async fn save(&self, acknowledged: &Option<Vec<u8>>, _sync: bool) -> Result<bool, FaultInfo> {
+        let Some(position) = acknowledged else { return Ok(true) };
         // Always waits for the acknowledgement: the committer is its own task, and the next
         // save should not overtake this one.
         let saved = match &self.writer {
@@ -106,12 +110,12 @@ impl Checkpoint for SourcePosition {
             }
         };
         match saved {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
             Err(KafkaError::Fenced(why)) => Err(FaultInfo::new(FaultClass::Fenced, why)),
             Err(KafkaError::PositionWriter(why)) => Err(FaultInfo::new(FaultClass::Kafka, why)),
             Err(e) => {
-                tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; will retry");
-                Ok(())
+                tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; trying again in a second");
+                Ok(false)
             }
         }
     }
@@ -143,10 +147,10 @@ pub(crate) async fn run<C: Checkpoint>(
         let batch = tokio::select! {
             batch = batches.recv() => batch,
             _ = tokio::time::sleep_until(due), if dirty => {
-                if let Err(fault) = checkpoint.save(&acknowledged, false).await {
-                    return cannot_save(&status, &connector, fault, &failed);
+                match checkpoint.save(&acknowledged, false).await {
+                    Ok(saved) => (last_save, dirty) = (Instant::now(), !saved),
+                    Err(fault) => return cannot_save(&status, &connector, fault, &failed),
                 }
-                (last_save, dirty) = (Instant::now(), false);
                 continue;
             }
         };
@@ -167,11 +171,13 @@ pub(crate) async fn run<C: Checkpoint>(
         C::merge(&mut acknowledged, batch.progress);
         dirty = true;
         if last_save.elapsed() >= COMMIT_INTERVAL {
-            if let Err(fault) = checkpoint.save(&acknowledged, false).await {
-                batches.close();
-                return cannot_save(&status, &connector, fault, &failed);
+            match checkpoint.save(&acknowledged, false).await {
+                Ok(saved) => (last_save, dirty) = (Instant::now(), !saved),
+                Err(fault) => {
+                    batches.close();
+                    return cannot_save(&status, &connector, fault, &failed);
+                }
             }
-            (last_save, dirty) = (Instant::now(), false);
         }
     }
     // Refuse further batches at once, so a task blocked on a full channel wakes up.
@@ -186,4 +192,49 @@ fn cannot_save(status: &LiveStatus, connector: &str, fault: FaultInfo, failed: &
     tracing::error!(%connector, class = %fault.class, error = %fault.message, "cannot save progress any more; stopping");
     status.set(ConnectorState::Failed, Some(fault));
     failed.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::events::Events;
+
+    /// Counts saves; the first `failures` of them fail in a way that may pass.
+    struct Flaky {
+        failures: usize,
+        saves: Arc<Mutex<Vec<u64>>>,
+    }
+
+    impl Checkpoint for Flaky {
+        type Progress = u64;
+
+        fn merge(acknowledged: &mut u64, batch: u64) {
+            *acknowledged = (*acknowledged).max(batch);
+        }
+
+        async fn save(&self, acknowledged: &u64, _sync: bool) -> Result<bool, FaultInfo> {
+            let mut saves = self.saves.lock().expect("saves");
+            saves.push(*acknowledged);
+            Ok(saves.len() > self.failures)
+        }
+    }
+
+    /// An idle connector whose commit failed once commits again on the timer: nothing new
+    /// arrives to trigger a save, and the failed progress must not wait for that.
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_save_is_tried_again_on_the_timer_without_new_batches() {
+        let saves = Arc::new(Mutex::new(Vec::new()));
+        let (send, batches) = mpsc::channel(IN_FLIGHT_BATCHES);
+        let status = Arc::new(LiveStatus::new("c", Arc::new(Events::default())));
+        let committer = tokio::spawn(run(batches, Flaky { failures: 2, saves: saves.clone() }, status, ("c".into(), 0), CancellationToken::new()));
+        send.send(PendingBatch { deliveries: Vec::new(), progress: 7 }).await.expect("send");
+        // Long enough for several commit intervals; the clock is paused, so this waits on
+        // the committer's timers only.
+        tokio::time::sleep(COMMIT_INTERVAL * 5).await;
+        assert_eq!(*saves.lock().expect("saves"), vec![7, 7, 7], "two failed saves, then one that went through, and no more");
+        drop(send);
+        committer.await.expect("committer");
+    }
 }

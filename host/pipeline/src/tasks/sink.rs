@@ -53,6 +53,18 @@ struct Unflushed {
     written_bytes: u64,
 }
 
+impl Unflushed {
+    /// What stays to be committed after a commit of what `split_at_holds` let go: what a
+    /// hold kept back; after a failed commit, everything read, so that the next flush commits
+    /// it again (dropped, an idle sink would keep its older commit and, when it next starts
+    /// or wakes, write again what it had already written).
+    fn after_commit(&mut self, held: Offsets, committed: bool) {
+        if committed {
+            self.offsets = held;
+        }
+    }
+}
+
 /// The sink instance and what it holds between flushes: what the sink adds to the read loop.
 /// Its methods take the context as `&mut`: it holds wasmtime stores, which are not `Sync`, so
 /// no shared reference to it may live across an await.
@@ -266,11 +278,11 @@ impl Writer {
             Some(consumer) => consumer.commit_off_thread(&commit, sync).await,
             None => Ok(()),
         };
-        if let Err(e) = committed {
-            tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; will retry");
+        if let Err(e) = &committed {
+            tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; the next flush commits these offsets again");
         }
         cx.status.count_out(cx.task, std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
-        self.unflushed.offsets = held;
+        self.unflushed.after_commit(held, committed.is_ok());
         Ok(())
     }
 
@@ -344,6 +356,20 @@ mod tests {
 
     fn rejection(input: u32) -> RecordError {
         RecordError { input, error: turnpike_runtime::PluginError { kind: ErrorKind::InvalidRecord, message: "no".into() } }
+    }
+
+    #[test]
+    fn a_failed_commit_leaves_everything_read_to_the_next_flush() {
+        let mut read = Offsets::default();
+        read.done("t", 0, 99);
+        read.done("t", 1, 49);
+        let holds = std::collections::BTreeMap::from([(("t".to_owned(), 0), 40)]);
+        let mut unflushed = Unflushed { offsets: read.clone(), ..Unflushed::default() };
+        let (_, held) = unflushed.offsets.split_at_holds(&holds);
+        unflushed.after_commit(held.clone(), false);
+        assert_eq!(unflushed.offsets, read, "a failed commit keeps every offset read for the next flush");
+        unflushed.after_commit(held.clone(), true);
+        assert_eq!(unflushed.offsets, held, "a commit that went through leaves only what a hold kept back");
     }
 
     #[test]
