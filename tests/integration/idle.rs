@@ -88,8 +88,8 @@ async fn idle_connectors_give_their_consumer_up_and_lose_no_record_when_woken() 
         assert_eq!(distinct_and_duplicates(&read).0, 10 + 5 * round, "read before, woken: every record; log:\n{}", host.log_text());
     }
 
-    // Paused and resumed while idle, it says PAUSED, then RUNNING, and never takes a
-    // consumer for that (a paused connector lists no tasks: it is checked once resumed).
+    // Paused and resumed while idle, it says PAUSED (its tasks listed, still idle), then
+    // RUNNING, and never takes a consumer for that.
     wait_idle(&host, &["idle-read"], "idle before the pause", Duration::from_secs(60))?;
     let admin = host.admin.clone();
     let pause = |verb: &str| -> Result<()> {
@@ -99,6 +99,7 @@ async fn idle_connectors_give_their_consumer_up_and_lose_no_record_when_woken() 
     };
     pause("pause")?;
     host.wait_state("idle-read", "PAUSED", Duration::from_secs(30))?;
+    still_out(&host, "idle-read", "paused while idle")?;
     pause("resume")?;
     host.wait_state("idle-read", "RUNNING", Duration::from_secs(30))?;
     still_out(&host, "idle-read", "paused and resumed while idle")?;

@@ -110,8 +110,8 @@ pub struct ConnectorStatus {
     pub lag: Option<i64>,
     /// `lag` per input partition read so far (empty when `lag` is none).
     pub lag_by_partition: Vec<PartitionLag>,
-    /// The running tasks (transforms and sinks; see `tasks` in the config): each one's
-    /// partitions, reads and lag.
+    /// The tasks of a running or paused connector (transforms and sinks; see `tasks` in the
+    /// config): each one's partitions, reads and lag (none while paused).
     pub tasks: Vec<TaskStatus>,
     /// CPU time the connector's plugin instances spent in calls since the host started.
     pub plugin_cpu_seconds: f64,
@@ -349,7 +349,13 @@ impl LiveStatus {
             history: rates.history,
             lag: (!lag_by_partition.is_empty()).then(|| lag_by_partition.iter().map(|p| p.lag).sum()),
             lag_by_partition,
-            tasks: if state == ConnectorState::Running { self.measures.tasks() } else { Vec::new() },
+            tasks: match state {
+                ConnectorState::Running => self.measures.tasks(),
+                // A paused connector's tasks keep their partitions (and consumers): shown, but
+                // without lag, which no read updates while paused.
+                ConnectorState::Paused => self.measures.tasks().into_iter().map(|t| TaskStatus { lag: None, ..t }).collect(),
+                _ => Vec::new(),
+            },
             plugin_cpu_seconds: self.measures.cpu_seconds(),
             plugin_memory_bytes: instances.iter().map(|i| i.memory_bytes).sum(),
             instances,
