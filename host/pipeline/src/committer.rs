@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -28,10 +28,12 @@ pub(crate) trait Checkpoint: Send + Sync + 'static {
     type Progress: Default + Send + 'static;
     /// Folds a later batch's progress into what is acknowledged.
     fn merge(acknowledged: &mut Self::Progress, batch: Self::Progress);
-    /// Saves the acknowledged progress; `sync` waits for the broker (at shutdown). `Ok(false)`:
-    /// a failure that may pass (logged); the progress stays to be saved at the next interval,
-    /// even if nothing new arrives (progress only grows). `Err` says no save can succeed any
-    /// more (a fenced writer), which fails the connector.
+    /// Saves the acknowledged progress; `sync` waits for the broker. `Ok(true)`: saved, and
+    /// the broker said so. `Ok(false)`: not known to be saved: sent without waiting (an
+    /// asynchronous commit, whose failure nobody hears of), or failed in a way that may pass
+    /// (logged); the progress is saved again at the next interval, even if nothing new
+    /// arrives (progress only grows). `Err` says no save can succeed any more (a fenced
+    /// writer), which fails the connector.
     fn save(&self, acknowledged: &Self::Progress, sync: bool) -> impl Future<Output = Result<bool, FaultInfo>> + Send;
     /// Told each batch's progress once its outputs are acknowledged, between saves.
     fn acknowledged(&self, _batch: &Self::Progress) {}
@@ -52,9 +54,9 @@ impl Checkpoint for GroupOffsets {
 
     async fn save(&self, acknowledged: &Offsets, sync: bool) -> Result<bool, FaultInfo> {
         match self.consumer.commit_off_thread(acknowledged, sync).await {
-            Ok(()) => Ok(true),
+            Ok(()) => Ok(sync),
             Err(e) => {
-                tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; trying again in a second");
+                tracing::warn!(connector = %self.connector, error = %e, "offset commit failed; the next save commits these offsets again");
                 Ok(false)
             }
         }
@@ -114,7 +116,7 @@ impl Checkpoint for SourcePosition {
             Err(KafkaError::Fenced(why)) => Err(FaultInfo::new(FaultClass::Fenced, why)),
             Err(KafkaError::PositionWriter(why)) => Err(FaultInfo::new(FaultClass::Kafka, why)),
             Err(e) => {
-                tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; trying again in a second");
+                tracing::warn!(connector = %self.connector, error = %e, "saving the source position failed; the next save writes it again");
                 Ok(false)
             }
         }
@@ -138,17 +140,19 @@ pub(crate) async fn run<C: Checkpoint>(
     failed: CancellationToken,
 ) {
     let mut acknowledged = C::Progress::default();
-    let mut last_save = Instant::now();
-    // Whether `acknowledged` has progress not yet saved; an idle connector saves it on the
-    // timer, not only when the next batch arrives.
+    let (mut last_save, mut last_batch) = (tokio::time::Instant::now(), tokio::time::Instant::now());
+    // Whether `acknowledged` has progress not known to be saved. While batches come, a save
+    // is sent without waiting for the broker (the committer awaits deliveries meanwhile);
+    // once none came for an interval, the timer saves it once more and waits, so an idle
+    // connector's progress is known to be saved (or is saved again an interval later).
     let mut dirty = false;
     'batches: loop {
-        let due = tokio::time::Instant::from_std(last_save + COMMIT_INTERVAL);
+        let due = last_save.max(last_batch) + COMMIT_INTERVAL;
         let batch = tokio::select! {
             batch = batches.recv() => batch,
             _ = tokio::time::sleep_until(due), if dirty => {
-                match checkpoint.save(&acknowledged, false).await {
-                    Ok(saved) => (last_save, dirty) = (Instant::now(), !saved),
+                match checkpoint.save(&acknowledged, true).await {
+                    Ok(saved) => (last_save, dirty) = (tokio::time::Instant::now(), !saved),
                     Err(fault) => return cannot_save(&status, &connector, fault, &failed),
                 }
                 continue;
@@ -169,10 +173,10 @@ pub(crate) async fn run<C: Checkpoint>(
         status.count_out(task, outputs, bytes);
         checkpoint.acknowledged(&batch.progress);
         C::merge(&mut acknowledged, batch.progress);
-        dirty = true;
+        (dirty, last_batch) = (true, tokio::time::Instant::now());
         if last_save.elapsed() >= COMMIT_INTERVAL {
             match checkpoint.save(&acknowledged, false).await {
-                Ok(saved) => (last_save, dirty) = (Instant::now(), !saved),
+                Ok(saved) => (last_save, dirty) = (tokio::time::Instant::now(), !saved),
                 Err(fault) => {
                     batches.close();
                     return cannot_save(&status, &connector, fault, &failed);
@@ -198,42 +202,82 @@ fn cannot_save(status: &LiveStatus, connector: &str, fault: FaultInfo, failed: &
 mod tests {
     use std::sync::Mutex;
 
+    use tokio::time::Instant;
+
     use super::*;
     use crate::events::Events;
 
-    /// Counts saves; the first `failures` of them fail in a way that may pass.
-    struct Flaky {
-        failures: usize,
-        saves: Arc<Mutex<Vec<u64>>>,
+    /// One save as the checkpoint saw it.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Save {
+        progress: u64,
+        sync: bool,
+        at: Instant,
     }
 
-    impl Checkpoint for Flaky {
+    /// Records saves; the first `failures` synchronous ones fail in a way that may pass. An
+    /// asynchronous one is never confirmed, as with a consumer's commit.
+    struct Recording {
+        failures: usize,
+        saves: Arc<Mutex<Vec<Save>>>,
+    }
+
+    impl Checkpoint for Recording {
         type Progress = u64;
 
         fn merge(acknowledged: &mut u64, batch: u64) {
             *acknowledged = (*acknowledged).max(batch);
         }
 
-        async fn save(&self, acknowledged: &u64, _sync: bool) -> Result<bool, FaultInfo> {
+        async fn save(&self, acknowledged: &u64, sync: bool) -> Result<bool, FaultInfo> {
             let mut saves = self.saves.lock().expect("saves");
-            saves.push(*acknowledged);
-            Ok(saves.len() > self.failures)
+            saves.push(Save { progress: *acknowledged, sync, at: Instant::now() });
+            let synchronous = saves.iter().filter(|s| s.sync).count();
+            Ok(sync && synchronous > self.failures)
         }
     }
 
-    /// An idle connector whose commit failed once commits again on the timer: nothing new
-    /// arrives to trigger a save, and the failed progress must not wait for that.
-    #[tokio::test(start_paused = true)]
-    async fn a_failed_save_is_tried_again_on_the_timer_without_new_batches() {
+    fn start(failures: usize) -> (mpsc::Sender<PendingBatch<u64>>, tokio::task::JoinHandle<()>, Arc<Mutex<Vec<Save>>>) {
         let saves = Arc::new(Mutex::new(Vec::new()));
         let (send, batches) = mpsc::channel(IN_FLIGHT_BATCHES);
         let status = Arc::new(LiveStatus::new("c", Arc::new(Events::default())));
-        let committer = tokio::spawn(run(batches, Flaky { failures: 2, saves: saves.clone() }, status, ("c".into(), 0), CancellationToken::new()));
+        let committer = tokio::spawn(run(batches, Recording { failures, saves: saves.clone() }, status, ("c".into(), 0), CancellationToken::new()));
+        (send, committer, saves)
+    }
+
+    fn taken(saves: &Mutex<Vec<Save>>) -> Vec<Save> {
+        saves.lock().expect("saves").clone()
+    }
+
+    /// An idle connector whose save failed saves again a second later, without new batches:
+    /// nothing else would ever save that progress.
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_save_is_tried_again_on_the_timer_without_new_batches() {
+        let (send, committer, saves) = start(2);
         send.send(PendingBatch { deliveries: Vec::new(), progress: 7 }).await.expect("send");
-        // Long enough for several commit intervals; the clock is paused, so this waits on
-        // the committer's timers only.
+        tokio::time::sleep(COMMIT_INTERVAL * 6).await;
+        let seen = taken(&saves);
+        assert_eq!(seen.iter().map(|s| (s.progress, s.sync)).collect::<Vec<_>>(), vec![(7, true); 3], "two failed saves, then one that went through, and no more: {seen:?}");
+        assert!(seen.windows(2).all(|w| w[1].at - w[0].at >= COMMIT_INTERVAL), "a second between tries: {seen:?}");
+        drop(send);
+        committer.await.expect("committer");
+    }
+
+    /// While batches come, saves are sent without waiting; once they stop, the last progress
+    /// is saved once more, waiting for the broker: a commit sent without waiting may have
+    /// failed unseen, and an idle connector saves nothing else.
+    #[tokio::test(start_paused = true)]
+    async fn saves_sent_while_busy_are_confirmed_once_batches_stop() {
+        let (send, committer, saves) = start(0);
+        for progress in 1..=10 {
+            send.send(PendingBatch { deliveries: Vec::new(), progress }).await.expect("send");
+            tokio::time::sleep(COMMIT_INTERVAL * 3 / 10).await;
+        }
         tokio::time::sleep(COMMIT_INTERVAL * 5).await;
-        assert_eq!(*saves.lock().expect("saves"), vec![7, 7, 7], "two failed saves, then one that went through, and no more");
+        let seen = taken(&saves);
+        let (busy, quiet) = seen.split_at(seen.len() - 1);
+        assert!(!busy.is_empty() && busy.iter().all(|s| !s.sync), "saves while busy are sent without waiting: {seen:?}");
+        assert_eq!((quiet[0].progress, quiet[0].sync), (10, true), "then one confirmed save of the last progress, and no more: {seen:?}");
         drop(send);
         committer.await.expect("committer");
     }

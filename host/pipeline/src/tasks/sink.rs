@@ -116,7 +116,7 @@ impl SinkTask {
             writer.consumer = Some(consumer.clone());
         };
         if matches!(exit, Exit::Shutdown) {
-            if let Err(e) = writer.flush(&mut cx, true).await {
+            if let Err(e) = writer.flush(&mut cx).await {
                 exit = e;
             }
         }
@@ -146,18 +146,18 @@ impl ReadHooks for Writer {
     async fn before_read(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
         self.partition_changes(cx).await?;
         if self.last_flush.elapsed() >= self.interval {
-            self.flush(cx, false).await?;
+            self.flush(cx).await?;
             self.last_flush = Instant::now();
         }
         Ok(())
     }
 
     async fn before_pause(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
-        self.flush(cx, false).await
+        self.flush(cx).await
     }
 
     async fn before_release(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
-        self.flush(cx, true).await?;
+        self.flush(cx).await?;
         self.last_flush = Instant::now();
         Ok(())
     }
@@ -234,7 +234,10 @@ impl Writer {
     /// the offsets of everything read so far.
     /// Stopping while a flush waits to be retried ends it with [`Exit::Shutdown`] and commits
     /// nothing: what was written since the last flush is read again at the next start.
-    async fn flush(&mut self, cx: &mut TaskContext, sync: bool) -> Result<(), Exit> {
+    /// The commit waits for the broker: an asynchronous one's failure is heard of by nobody,
+    /// and these offsets would then be left uncommitted. (Flushes are a second apart by
+    /// default; the wait is a round trip to the group coordinator.)
+    async fn flush(&mut self, cx: &mut TaskContext) -> Result<(), Exit> {
         if self.unflushed.offsets.is_empty() {
             return Ok(());
         }
@@ -275,11 +278,11 @@ impl Writer {
         // stays unflushed so the next interval flushes it again even if nothing new arrives.
         let (commit, held) = self.unflushed.offsets.split_at_holds(&self.sink.take_holds());
         let committed = match &self.consumer {
-            Some(consumer) => consumer.commit_off_thread(&commit, sync).await,
+            Some(consumer) => consumer.commit_off_thread(&commit, true).await,
             None => Ok(()),
         };
         if let Err(e) = &committed {
-            tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; the next flush commits these offsets again");
+            tracing::warn!(connector = %cx.connector.name(), error = %e, "offset commit failed; these offsets stay to be committed by the next flush (stopping: read again at the next start)");
         }
         cx.status.count_out(cx.task, std::mem::take(&mut self.unflushed.written), std::mem::take(&mut self.unflushed.written_bytes));
         self.unflushed.after_commit(held, committed.is_ok());
@@ -296,7 +299,7 @@ impl Writer {
             let (list, assigned) = match change {
                 PartitionChange::Assigned(list) => (list.clone(), true),
                 PartitionChange::Revoked(list) => {
-                    self.flush(cx, true).await?;
+                    self.flush(cx).await?;
                     // A partition given back in the same rebalance is read again from its
                     // commit, and the batch already written may hold those records: the sink
                     // keeps it (it sees the offsets go back and starts over from there). Only
