@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use turnpike_kafka::Tailed;
-use turnpike_pipeline::{Host, HostReport, Member, TaskPartition};
+use turnpike_pipeline::{ConnectorState, Host, HostReport, Member, TaskPartition};
 
 use crate::Cluster;
 
@@ -159,7 +159,9 @@ pub(crate) async fn publish(cluster: Arc<Cluster>, host: Arc<Host>) {
             let report = Report {
                 state: serde_json::to_value(status.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
                 version: cluster.running_versions.lock().unwrap_or_else(|p| p.into_inner()).get(&status.name).copied().unwrap_or(0),
-                partitions: status.tasks.iter().flat_map(|t| t.partitions.iter().cloned()).collect(),
+                // What it reads: none while paused (its tasks are listed then, with the
+                // partitions as last assigned, which a long pause may have lost).
+                partitions: if status.state == ConnectorState::Running { status.tasks.iter().flat_map(|t| t.partitions.iter().cloned()).collect() } else { Vec::new() },
                 records_in: status.records_in,
                 records_out: status.records_out,
                 lag: status.lag,

@@ -111,7 +111,8 @@ pub struct ConnectorStatus {
     /// `lag` per input partition read so far (empty when `lag` is none).
     pub lag_by_partition: Vec<PartitionLag>,
     /// The tasks of a running or paused connector (transforms and sinks; see `tasks` in the
-    /// config): each one's partitions, reads and lag (none while paused).
+    /// config): each one's partitions (while paused, as last assigned), reads and lag (none
+    /// while paused).
     pub tasks: Vec<TaskStatus>,
     /// CPU time the connector's plugin instances spent in calls since the host started.
     pub plugin_cpu_seconds: f64,
@@ -351,8 +352,9 @@ impl LiveStatus {
             lag_by_partition,
             tasks: match state {
                 ConnectorState::Running => self.measures.tasks(),
-                // A paused connector's tasks keep their partitions (and consumers): shown, but
-                // without lag, which no read updates while paused.
+                // A paused connector's tasks are shown with their partitions as last assigned
+                // (a pause longer than `max.poll.interval.ms` hands them back to the group
+                // unseen), and without lag, which no read updates while paused.
                 ConnectorState::Paused => self.measures.tasks().into_iter().map(|t| TaskStatus { lag: None, ..t }).collect(),
                 _ => Vec::new(),
             },
