@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use turnpike_config::SinkStep;
 use turnpike_state::TeamSecrets;
-use turnpike_kafka::{Consumer, Delivery, Offsets, PartitionChange};
+use turnpike_kafka::{Consumer, Delivery, KafkaError, Offsets, PartitionChange};
 use turnpike_runtime::{
     input_len, CallError, ErrorKind, Fault, FaultClass, InputBatch, InstanceLabels, InstanceLimits, PluginError, RecordError, SinkInstance, TopicPartition,
 };
@@ -278,7 +278,14 @@ impl Writer {
         // stays unflushed so the next interval flushes it again even if nothing new arrives.
         let (commit, held) = self.unflushed.offsets.split_at_holds(&self.sink.take_holds());
         let committed = match &self.consumer {
-            Some(consumer) => consumer.commit_off_thread(&commit, true).await,
+            // Stopping: the last commit is waited for.
+            Some(consumer) if cx.cancel.is_cancelled() => consumer.commit_off_thread(&commit, true).await,
+            // Without a coordinator the wait can last a session timeout or more: a stop
+            // meanwhile leaves it, and these offsets go to the last flush's commit.
+            Some(consumer) => tokio::select! {
+                committed = consumer.commit_off_thread(&commit, true) => committed,
+                _ = cx.cancel.cancelled() => Err(KafkaError::Blocking("stopped while the commit waited for the broker".into())),
+            },
             None => Ok(()),
         };
         if let Err(e) = &committed {
