@@ -1,9 +1,11 @@
 //! Per-record cost of transforms through the WebAssembly runtime, against the same plugin
 //! logic compiled natively, at several batch sizes.
 //!
-//! Rows: `identity` (forwards every record: its outputs name their parts, contract 0.1.4),
-//! `identity-0.1.3` (the same plugin built against 0.1.3, copying every byte back: the
-//! before, measured in the same run), `half-filter` (forwards every record at an even offset)
+//! Rows: `identity` (gets its batches without their bytes, which it never reads, contract
+//! 0.1.5, and forwards every record: its outputs name their parts, 0.1.4), `identity-0.1.4`
+//! (the same plugin built against 0.1.4: every batch's bytes are copied in) and
+//! `identity-0.1.3` (built against 0.1.3, also copying every byte back): the befores, measured
+//! in the same run, `half-filter` (forwards every record at an even offset)
 //! and `pii-mask` (forwards key and headers, writes a new value).
 //!
 //! Run with `cargo bench -p turnpike-bench` (all plugins) or `cargo bench -p turnpike-bench --
@@ -38,6 +40,7 @@ fn main() -> anyhow::Result<()> {
     let identity = load("identity")?;
     let pii = load("pii-mask")?;
     let copying_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm"))?;
+    let eager_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.4/identity.wasm"))?;
     let half_filter = runtime.load(turnpike_test_components::HALF_FILTER)?;
     let values: Vec<String> = (0..1024).map(customer).collect();
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -52,6 +55,12 @@ fn main() -> anyhow::Result<()> {
             let mut t = turnpike_sdk::testing::create::<identity::Identity>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
             let nat = measure_native(&mut t, &native, batch);
             rows.push(Row { plugin: "identity", batch, wasm, native: nat });
+        }
+        if wanted("identity-0.1.4") {
+            let wasm = rt.block_on(measure_wasm(&eager_identity, "{}", &host))?;
+            let mut t = turnpike_sdk::testing::create::<identity::Identity>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
+            let nat = measure_native(&mut t, &native, batch);
+            rows.push(Row { plugin: "identity-0.1.4", batch, wasm, native: nat });
         }
         if wanted("identity-0.1.3") {
             let wasm = rt.block_on(measure_wasm(&copying_identity, "{}", &host))?;

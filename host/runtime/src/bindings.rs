@@ -28,6 +28,20 @@ pub mod forwarding {
     });
 }
 
+/// Since `0.1.5`: a forwarding transform whose batches arrive without their bytes. Its
+/// `batch-input` import is linked by hand (`crate::lazy_input`), not through these bindings.
+pub mod lazy {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "lazy-transform-plugin",
+        exports: { default: async },
+        with: {
+            "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
+            "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+        },
+    });
+}
+
 pub mod source {
     wasmtime::component::bindgen!({
         path: "../../wit",

@@ -92,6 +92,8 @@ impl Runtime {
         // Then what plugins may import beyond WASI: `log`, and `wasi:http` behind the
         // connector's grant (see `capabilities`).
         capabilities::add_to_linker(&mut linker).map_err(LoadError::engine)?;
+        // And a lazy transform's batch bytes (`batch-input`), which grant nothing new.
+        crate::lazy_input::add_to_linker(&mut linker).map_err(LoadError::engine)?;
 
         spawn_epoch_ticker(&engine);
         Ok(Self { inner: Arc::new(Inner { engine, linker }) })

@@ -1,14 +1,16 @@
 //! One live plugin instance (one wasmtime `Store`), reused across batches until it faults.
 
-use wasmtime::component::ResourceAny;
+use wasmtime::component::{Func, ResourceAny};
 
 use crate::batch::{input_len, output_len, resolve_forwarded, validate_output};
 use crate::bindings::forwarding::exports::turnpike::plugin::forwarding_transform::ForwardingBatch;
 use crate::bindings::forwarding::ForwardingTransformPlugin;
+use crate::bindings::lazy::exports::turnpike::plugin::lazy_transform::ForwardingBatch as LazyOutput;
 use crate::bindings::transform::TransformPlugin;
 use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
 use crate::labels::InstanceLabels;
+use crate::lazy_input::Columns;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind, TransformPre};
 use crate::sandbox::{wrong_kind, Sandbox};
@@ -25,8 +27,11 @@ pub struct TransformInstance {
     transformer: ResourceAny,
 }
 
-/// The export the host calls: `forwarding-transform` when the plugin has it.
+/// The export the host calls: the newest transform interface the plugin has.
 enum Bindings {
+    /// `lazy-transform`'s `transform`, called with the batch's columns only (the bindings'
+    /// own call would copy the whole batch in).
+    Lazy(Func),
     Forwarding(ForwardingTransformPlugin),
     Plain(TransformPlugin),
 }
@@ -34,6 +39,13 @@ enum Bindings {
 impl Bindings {
     async fn instantiate(pre: &TransformPre, store: &mut wasmtime::Store<crate::state::HostState>, config: &str) -> wasmtime::Result<(Self, Result<ResourceAny, crate::ConfigError>)> {
         Ok(match pre {
+            TransformPre::Lazy(pre) => {
+                let bindings = pre.instantiate_async(&mut *store).await?;
+                let exports = bindings.turnpike_plugin_lazy_transform().transformer();
+                let transform = *exports.func_transform().func();
+                let created = exports.call_create(&mut *store, config).await?;
+                (Bindings::Lazy(transform), created)
+            }
             TransformPre::Forwarding(pre) => {
                 let bindings = pre.instantiate_async(&mut *store).await?;
                 let created = bindings.turnpike_plugin_forwarding_transform().transformer().call_create(&mut *store, config).await?;
@@ -50,6 +62,14 @@ impl Bindings {
     /// One batch; a forwarding plugin's outputs come back with their forwarded parts unresolved.
     async fn transform(&self, store: &mut wasmtime::Store<crate::state::HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, crate::PluginError>> {
         Ok(match self {
+            Bindings::Lazy(transform) => {
+                // The type is the bindings' own but for borrowed columns: checked on every call
+                // (wasmtime offers no safe way to keep the check), which costs little per batch.
+                let call = transform.typed::<(ResourceAny, Columns<'_>), (Result<LazyOutput, crate::PluginError>,)>(&*store)?;
+                let _lent = store.data().lent.lend(batch);
+                let (result,) = call.call_async(&mut *store, (transformer, Columns::of(batch))).await?;
+                result.map(|LazyOutput { outputs, forwarded }| ForwardingBatch { outputs, forwarded })
+            }
             Bindings::Forwarding(b) => b.turnpike_plugin_forwarding_transform().transformer().call_transform(store, transformer, batch).await?,
             Bindings::Plain(b) => b.turnpike_plugin_transform().transformer().call_transform(store, transformer, batch).await?.map(|outputs| ForwardingBatch { outputs, forwarded: Vec::new() }),
         })
@@ -84,7 +104,7 @@ impl TransformInstance {
         let call = self.bindings.transform(&mut self.sandbox.store, self.transformer, batch);
         let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, call)).await;
         let max_records = self.sandbox.limits.max_output_records;
-        let forwards = matches!(self.bindings, Bindings::Forwarding(_));
+        let forwards = !matches!(self.bindings, Bindings::Plain(_));
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(output) if output_len(&output.outputs) > max_records => {

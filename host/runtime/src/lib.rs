@@ -33,6 +33,7 @@ mod error;
 mod fault_class;
 mod instance;
 mod labels;
+mod lazy_input;
 mod limits;
 mod plugin;
 mod sandbox;

@@ -8,6 +8,7 @@ use wasmtime::component::Component;
 use wasmtime::Engine;
 
 use crate::bindings::forwarding::ForwardingTransformPluginPre;
+use crate::bindings::lazy::LazyTransformPluginPre;
 use crate::bindings::sink::SinkPluginPre;
 use crate::bindings::source::SourcePluginPre;
 use crate::bindings::transform::TransformPluginPre;
@@ -61,22 +62,29 @@ pub(crate) enum Pre {
     Sink(SinkPluginPre<HostState>),
 }
 
-/// A transform's pre-instance: one whose outputs may forward parts of their input (since
+/// A transform's pre-instance: one whose batches come without their bytes until it asks (since
+/// `0.1.5`; it forwards too), one whose outputs may forward parts of their input (since
 /// `0.1.4`), or one that copies every output byte.
 pub(crate) enum TransformPre {
+    Lazy(LazyTransformPluginPre<HostState>),
     Forwarding(ForwardingTransformPluginPre<HostState>),
     Plain(TransformPluginPre<HostState>),
 }
 
 impl Pre {
-    /// Finds the world a component implements by trying each in turn; a transform that
-    /// exports `forwarding-transform` is run through that.
+    /// Finds the world a component implements by trying each in turn; a transform is run
+    /// through the newest transform interface it exports.
     fn of(pre: wasmtime::component::InstancePre<HostState>) -> Result<Self, LoadError> {
+        match LazyTransformPluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Transform(TransformPre::Lazy(p))),
+            // A component that exports the interface but does not match it is broken: say
+            // why rather than quietly run an older export.
+            Err(e) if exports(&pre, "lazy-transform") => return Err(LoadError::WrongWorld(format!("lazy transform: {e:#}"))),
+            Err(_) => {}
+        }
         match ForwardingTransformPluginPre::new(pre.clone()) {
             Ok(p) => return Ok(Pre::Transform(TransformPre::Forwarding(p))),
-            // A component that exports the interface but does not match it is broken: say
-            // why rather than quietly run its plain export.
-            Err(e) if exports_forwarding(&pre) => return Err(LoadError::WrongWorld(format!("forwarding transform: {e:#}"))),
+            Err(e) if exports(&pre, "forwarding-transform") => return Err(LoadError::WrongWorld(format!("forwarding transform: {e:#}"))),
             Err(_) => {}
         }
         let mut why = Vec::new();
@@ -119,9 +127,11 @@ impl Pre {
 }
 
 /// Whether a component exports `turnpike:plugin/forwarding-transform` at any `0.1` version.
-fn exports_forwarding(pre: &wasmtime::component::InstancePre<HostState>) -> bool {
+/// Whether the component exports `interface` of the `turnpike:plugin` package (any `0.1.x`).
+fn exports(pre: &wasmtime::component::InstancePre<HostState>, interface: &str) -> bool {
     let engine = pre.component().engine();
-    pre.component().component_type().exports(engine).any(|(name, _)| name.starts_with("turnpike:plugin/forwarding-transform@0.1."))
+    let prefix = format!("turnpike:plugin/{interface}@0.1.");
+    pre.component().component_type().exports(engine).any(|(name, _)| name.starts_with(&prefix))
 }
 
 const WASM_MAGIC: &[u8; 4] = b"\0asm";
@@ -249,7 +259,13 @@ impl Plugin {
     /// Whether this is a transform whose outputs name the input parts they forward
     /// (`forwarding-transform`, since contract `0.1.4`) instead of copying them back.
     pub fn forwards(&self) -> bool {
-        matches!(self.inner.pre, Pre::Transform(TransformPre::Forwarding(_)))
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Forwarding(_) | TransformPre::Lazy(_)))
+    }
+
+    /// Whether this is a transform whose batches arrive without their bytes, which it fetches
+    /// only if it reads them (`lazy-transform`, since contract `0.1.5`).
+    pub fn is_lazy(&self) -> bool {
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Lazy(_)))
     }
 
     pub(crate) fn runtime(&self) -> &Runtime {

@@ -23,6 +23,7 @@ use crate::capabilities::sink_progress::{ProgressState, SinkProgressCapability};
 use crate::capabilities::sql::{SqlCapability, SqlState};
 use crate::capabilities::{Capability, CapabilityStates};
 use crate::labels::InstanceLabels;
+use crate::lazy_input::BatchSlot;
 use crate::limits::InstanceLimits;
 
 /// How much of a plugin's error output is kept to explain a trap (a Rust panic message goes
@@ -39,6 +40,8 @@ pub(crate) struct HostState {
     /// Whether the current call is instantiation + `create` (for reporting which limit hit).
     pub(crate) creating: bool,
     pub(crate) stderr: StderrTail,
+    /// The batch a lazy transform's current call may fetch the bytes of (`batch-input`).
+    pub(crate) lent: BatchSlot,
     // One field per capability, built by its `Capability::prepare`.
     pub(crate) log: LogState,
     pub(crate) http: HttpState,
@@ -61,6 +64,7 @@ impl HostState {
             deadline: Instant::now(),
             creating: false,
             stderr,
+            lent: BatchSlot::default(),
             log: LogCapability::prepare(&limits.scrub, labels),
             http: HttpCapability::prepare(&limits.http, labels),
             store: ObjectStoreCapability::prepare(&limits.storage, labels),

@@ -75,16 +75,19 @@ async fn run_all(plugin: &Plugin, config: &str, input: &turnpike_runtime::InputB
         .collect()
 }
 
-/// The built-in identity names its outputs' parts instead of copying them (contract 0.1.4),
-/// and the host's resolution gives exactly what the same plugin built against 0.1.3 (which
-/// copies every byte, `tests/fixtures/plugins-0.1.3`) gives: old plugins keep working, new
-/// ones lose nothing.
+/// The built-in identity gets its batches without their bytes (contract 0.1.5) and names its
+/// outputs' parts instead of copying them (0.1.4), and the host's resolution gives exactly
+/// what the same plugin built against 0.1.4 (whose batches come with their bytes,
+/// `tests/fixtures/plugins-0.1.4`) and 0.1.3 (which copies every byte back,
+/// `tests/fixtures/plugins-0.1.3`) give: old plugins keep working, new ones lose nothing.
 #[tokio::test]
-async fn a_forwarding_identity_gives_what_a_copying_identity_gives() {
+async fn a_lazy_identity_gives_what_a_forwarding_and_a_copying_identity_give() {
     let runtime = &runtime_and_plugins().0;
     let old = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm")).expect("a 0.1.3 transform still loads");
+    let forwarding = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.4/identity.wasm")).expect("a 0.1.4 transform still loads");
     let new = plugin("identity");
-    assert!(new.forwards(), "the SDK's transforms export forwarding-transform");
+    assert!(new.is_lazy() && new.forwards(), "the SDK's transforms export lazy-transform");
+    assert!(forwarding.forwards() && !forwarding.is_lazy(), "a 0.1.4 transform runs through forwarding-transform");
     assert!(!old.forwards(), "a 0.1.3 transform runs through the plain export");
     let mut b = BatchBuilder::default();
     let record = |key: Option<&'static [u8]>, value: Option<&'static [u8]>, offset| RecordRef { key, value, timestamp: Some(7 + offset), topic: "in", partition: 3, offset };
@@ -94,9 +97,37 @@ async fn a_forwarding_identity_gives_what_a_copying_identity_gives() {
     let input = b.finish();
     let from_new = run_all(&new, "{}", &input).await;
     assert_eq!(from_new, run_all(&old, "{}", &input).await);
+    assert_eq!(from_new, run_all(&forwarding, "{}", &input).await);
     assert_eq!(from_new.len(), 3);
     assert_eq!(from_new[0], (0, Some(b"k".to_vec()), Some(b"first".to_vec()), Some(7), vec![("a".into(), b"1".to_vec()), ("b".into(), vec![])]));
     assert_eq!(from_new[1], (1, None, None, Some(8), vec![]));
+}
+
+/// A lazy transform that decides from the columns alone never has the batch's bytes copied
+/// into it: `half-filter` (which keeps even offsets) runs a batch of 16 MiB in 4 MiB of
+/// memory, and forwards the records it keeps whole.
+#[tokio::test]
+async fn a_lazy_transform_that_reads_no_bytes_never_has_them_copied_in() {
+    let runtime = &runtime_and_plugins().0;
+    let filter = runtime.load(turnpike_test_components::HALF_FILTER).expect("load half-filter");
+    assert!(filter.is_lazy());
+    let big = vec![b'x'; 1 << 20];
+    let mut b = BatchBuilder::default();
+    for offset in 0..32 {
+        let value: &[u8] = if offset % 2 == 0 { b"kept" } else { &big };
+        b.push(RecordRef { key: Some(b"k"), value: Some(value), timestamp: Some(offset), topic: "in", partition: 0, offset }, [("h", &b"v"[..])]);
+    }
+    let input = b.finish();
+    assert!(input.data.len() > 16 << 20);
+    let limits = InstanceLimits { memory_bytes: 4 << 20, ..InstanceLimits::default() };
+    let mut t = TransformInstance::create(&filter, "{}", labels(), limits).await.expect("create");
+    let out = t.transform(&input).await.expect("a batch four times the plugin's memory runs");
+    let view = OutputView::new(&out);
+    assert_eq!(view.len(), 16);
+    for (i, p) in view.iter().enumerate() {
+        assert_eq!((p.input, p.key, p.value, p.timestamp), (2 * i as u32, Some(&b"k"[..]), Some(&b"kept"[..]), Some(2 * i as i64)));
+        assert_eq!(view.headers(&p).collect::<Vec<_>>(), [("h", &b"v"[..])]);
+    }
 }
 
 /// pii-mask forwards key and headers and writes only the masked value.

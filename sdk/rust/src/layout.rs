@@ -7,8 +7,6 @@ use turnpike_batch_layout::{InputColumns, InputView, OutputColumns, OutputView, 
 use crate::bindings::source::exports::turnpike::plugin::source::SourceBatch;
 use crate::bindings::turnpike::plugin::types as wit;
 
-pub(crate) use turnpike_batch_layout::INPUT_STRIDE;
-
 impl<'a> From<&'a wit::InputBatch> for InputView<'a> {
     fn from(b: &'a wit::InputBatch) -> Self {
         InputView { data: &b.data, topics: &b.topics, records: &b.records, positions: &b.positions, headers: &b.headers }

@@ -88,7 +88,7 @@ pub use transform::Transform;
 pub mod __private {
     pub use crate::sink::SinkResource;
     pub use crate::source::SourceResource;
-    pub use crate::transform::{run_batch, run_batch_forwarding, ForwardingTransformResource, TransformResource};
+    pub use crate::transform::{run_batch, run_batch_forwarding, run_batch_lazy, ForwardingTransformResource, LazyTransformResource, TransformResource};
 }
 
 /// Everything a plugin usually needs.
@@ -117,6 +117,9 @@ macro_rules! export_transform {
             }
             impl $crate::bindings::exports::turnpike::plugin::forwarding_transform::Guest for __TurnpikeTransformPlugin {
                 type Transformer = $crate::__private::ForwardingTransformResource<$t>;
+            }
+            impl $crate::bindings::exports::turnpike::plugin::lazy_transform::Guest for __TurnpikeTransformPlugin {
+                type Transformer = $crate::__private::LazyTransformResource<$t>;
             }
             $crate::bindings::export_transform_world!(__TurnpikeTransformPlugin with_types_in $crate::bindings);
         };

@@ -44,7 +44,7 @@ pub trait Sink: Sized + 'static {
 
 /// One write through a sink, as the host makes it.
 pub(crate) fn run_write<S: Sink>(sink: &mut S, batch: &wit::InputBatch) -> Result<Vec<wit::RecordError>, RecordError> {
-    let rejected = sink.write(Batch { inner: batch })?;
+    let rejected = sink.write(Batch::sent(batch))?;
     Ok(rejected.into_iter().map(|(input, e)| wit::RecordError { input, error: e.into_wit() }).collect())
 }
 

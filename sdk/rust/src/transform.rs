@@ -1,12 +1,13 @@
 //! The transform trait and the glue that exports it through the component model.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 use serde::de::DeserializeOwned;
 
 use turnpike_batch_layout::{resolve_forwarded, InputView, OutputParts};
 
 use crate::bindings::exports::turnpike::plugin::forwarding_transform as forwarding;
+use crate::bindings::exports::turnpike::plugin::lazy_transform as lazy;
 use crate::bindings::exports::turnpike::plugin::transform as export;
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::output::Outputs;
@@ -49,13 +50,26 @@ pub trait Transform: Sized + 'static {
 /// Runs one batch through a transform: the whole per-batch path except the component-model
 /// boundary, with forwarded parts named, not copied (`forwarding-transform`).
 pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
-    // Room for every output's own bytes: at most a new value per record, usually less.
-    let mut outputs = Outputs::with_capacity(batch.records.len() / crate::layout::INPUT_STRIDE, batch.data.len());
-    match transform.transform_batch(Batch { inner: batch }, &mut outputs) {
-        Ok(()) => {
-            let (outputs, forwarded) = outputs.finish();
-            Ok(forwarding::ForwardingBatch { outputs, forwarded })
-        }
+    let (outputs, forwarded) = run_outputs(transform, Batch::sent(batch))?;
+    Ok(forwarding::ForwardingBatch { outputs, forwarded })
+}
+
+/// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`): `fetch`
+/// gets them from the host (`batch-input.batch-data`) the first time a record's key, value or
+/// headers are read, and not at all if none is.
+pub fn run_batch_lazy<T: Transform>(transform: &mut T, batch: &wit::InputBatch, fetch: fn() -> Vec<u8>) -> Result<lazy::ForwardingBatch, wit::PluginError> {
+    let fetched = OnceCell::new();
+    let (outputs, forwarded) = run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?;
+    Ok(lazy::ForwardingBatch { outputs, forwarded })
+}
+
+/// The outputs of one batch, with the flags that name their forwarded parts.
+fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<(wit::OutputBatch, Vec<u32>), wit::PluginError> {
+    // Room for every output's own bytes: at most a new value per record, usually less (a lazy
+    // batch's bytes are not known up front, so its outputs grow as they are written).
+    let mut outputs = Outputs::with_capacity(batch.len(), batch.sent_bytes());
+    match transform.transform_batch(batch, &mut outputs) {
+        Ok(()) => Ok(outputs.finish()),
         Err(e) => Err(e.into_wit()),
     }
 }
@@ -103,6 +117,20 @@ impl<T: Transform> forwarding::GuestTransformer for ForwardingTransformResource<
 
     fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
         run_batch_forwarding(&mut *self.0.borrow_mut(), &batch)
+    }
+}
+
+/// The same resource for the `lazy-transform` export, which hosts since `0.1.5` call.
+#[doc(hidden)]
+pub struct LazyTransformResource<T>(RefCell<T>);
+
+impl<T: Transform> lazy::GuestTransformer for LazyTransformResource<T> {
+    fn create(config: String) -> Result<lazy::Transformer, wit::ConfigError> {
+        Ok(lazy::Transformer::new(LazyTransformResource(create_transform::<T>(&config)?)))
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
+        run_batch_lazy(&mut *self.0.borrow_mut(), &batch, crate::bindings::turnpike::plugin::batch_input::batch_data)
     }
 }
 
@@ -187,5 +215,62 @@ mod tests {
             ]
         );
         assert_eq!(result.errors.len(), 1);
+    }
+
+    thread_local! {
+        /// What the fake host's `batch-data` returns, and how often it was called.
+        static HOST_BYTES: std::cell::RefCell<(Vec<u8>, usize)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+    }
+
+    fn fetch() -> Vec<u8> {
+        HOST_BYTES.with_borrow_mut(|(bytes, calls)| {
+            *calls += 1;
+            bytes.clone()
+        })
+    }
+
+    /// The batch as a lazy transform receives it (its bytes with the fake host), and how many
+    /// fetches running `transform` on it took.
+    fn run_lazily<T: Transform>(transform: &mut T) -> (lazy::ForwardingBatch, usize) {
+        let mut batch = input_batch(inputs());
+        HOST_BYTES.set((std::mem::take(&mut batch.data), 0));
+        let Ok(out) = run_batch_lazy(transform, &batch, fetch) else { panic!("no batch error") };
+        (out, HOST_BYTES.with_borrow(|(_, calls)| *calls))
+    }
+
+    /// Keeps the records at even offsets, reading nothing but the offsets.
+    struct EvenOffsets;
+
+    impl Transform for EvenOffsets {
+        type Config = NoConfig;
+        fn create(_: NoConfig) -> Result<Self, ConfigError> {
+            Ok(EvenOffsets)
+        }
+        fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+            if record.offset() % 2 == 0 {
+                out.forward(record);
+            }
+            Ok(())
+        }
+    }
+
+    /// A transform that reads only columns never fetches the batch's bytes from the host.
+    #[test]
+    fn a_lazy_batch_whose_bytes_are_not_read_is_never_fetched() {
+        let (out, fetches) = run_lazily(&mut EvenOffsets);
+        assert_eq!(fetches, 0);
+        assert_eq!(out.forwarded, [FORWARD_ALL; 3], "offsets 0, 2 and 4 of five");
+    }
+
+    /// One that reads values fetches them once for the whole batch, and gives exactly what it
+    /// gives with the bytes sent.
+    #[test]
+    fn a_lazy_batch_is_fetched_once_and_reads_as_if_sent() {
+        let (lazily, fetches) = run_lazily(&mut Scripted);
+        assert_eq!(fetches, 1);
+        let Ok(sent) = run_batch_forwarding(&mut Scripted, &input_batch(inputs())) else { panic!("no batch error") };
+        let columns = |o: &wit::OutputBatch| (o.data.clone(), o.topics.clone(), o.records.clone(), o.timestamps.clone(), o.headers.clone(), o.errors.len());
+        assert_eq!(columns(&lazily.outputs), columns(&sent.outputs));
+        assert_eq!(lazily.forwarded, sent.forwarded);
     }
 }
