@@ -1,16 +1,15 @@
 //! One live plugin instance (one wasmtime `Store`), reused across batches until it faults.
 
-use wasmtime::component::{Func, ResourceAny};
+use wasmtime::component::ResourceAny;
 
 use crate::batch::{input_len, output_len, resolve_forwarded, validate_output};
 use crate::bindings::forwarding::exports::turnpike::plugin::forwarding_transform::ForwardingBatch;
 use crate::bindings::forwarding::ForwardingTransformPlugin;
-use crate::bindings::lazy::exports::turnpike::plugin::lazy_transform::ForwardingBatch as LazyOutput;
 use crate::bindings::transform::TransformPlugin;
 use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
 use crate::labels::InstanceLabels;
-use crate::lazy_input::Columns;
+use crate::lazy_input::LazyTransform;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind, TransformPre};
 use crate::sandbox::{wrong_kind, Sandbox};
@@ -29,9 +28,9 @@ pub struct TransformInstance {
 
 /// The export the host calls: the newest transform interface the plugin has.
 enum Bindings {
-    /// `lazy-transform`'s `transform`, called with the batch's columns only (the bindings'
-    /// own call would copy the whole batch in).
-    Lazy(Func),
+    /// Called with the batch's columns only (the bindings' own call would copy the whole batch
+    /// in).
+    Lazy(LazyTransform),
     Forwarding(ForwardingTransformPlugin),
     Plain(TransformPlugin),
 }
@@ -42,7 +41,7 @@ impl Bindings {
             TransformPre::Lazy(pre) => {
                 let bindings = pre.instantiate_async(&mut *store).await?;
                 let exports = bindings.turnpike_plugin_lazy_transform().transformer();
-                let transform = *exports.func_transform().func();
+                let transform = LazyTransform::new(*exports.func_transform().func(), &*store)?;
                 let created = exports.call_create(&mut *store, config).await?;
                 (Bindings::Lazy(transform), created)
             }
@@ -63,12 +62,8 @@ impl Bindings {
     async fn transform(&self, store: &mut wasmtime::Store<crate::state::HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, crate::PluginError>> {
         Ok(match self {
             Bindings::Lazy(transform) => {
-                // The type is the bindings' own but for borrowed columns: checked on every call
-                // (wasmtime offers no safe way to keep the check), which costs little per batch.
-                let call = transform.typed::<(ResourceAny, Columns<'_>), (Result<LazyOutput, crate::PluginError>,)>(&*store)?;
-                let _lent = store.data().lent.lend(batch);
-                let (result,) = call.call_async(&mut *store, (transformer, Columns::of(batch))).await?;
-                result.map(|LazyOutput { outputs, forwarded }| ForwardingBatch { outputs, forwarded })
+                let result = transform.call(store, transformer, batch).await?;
+                result.map(|lazy| ForwardingBatch { outputs: lazy.outputs, forwarded: lazy.forwarded })
             }
             Bindings::Forwarding(b) => b.turnpike_plugin_forwarding_transform().transformer().call_transform(store, transformer, batch).await?,
             Bindings::Plain(b) => b.turnpike_plugin_transform().transformer().call_transform(store, transformer, batch).await?.map(|outputs| ForwardingBatch { outputs, forwarded: Vec::new() }),

@@ -5,18 +5,22 @@
 //! Why a pointer and not a copy or an `Arc`: the point is that a plugin which never reads the
 //! bytes costs nothing for them, so the host must not copy them ahead of the call either, and
 //! the batch is the caller's (`&InputBatch`, borrowed all through the chain). So the store gets
-//! the batch's address, valid for as long as a [`Lent`] borrowed from the batch lives; the
-//! import copies the bytes straight from the batch into the plugin's memory.
+//! the batch's address, for as long as a [`Lent`] borrowed from the batch lives, and the import
+//! copies the bytes from the batch straight into the plugin's memory. Everything that lends
+//! lives in this module, in [`LazyTransform::call`]; nothing else can set the address.
 
 use std::marker::PhantomData;
+use std::pin::pin;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
-use wasmtime::component::{ComponentType, Linker, Lower};
+use wasmtime::component::{ComponentType, Func, Linker, Lower, ResourceAny, TypedFunc};
+use wasmtime::{AsContext, Store};
 
+use crate::bindings::lazy::exports::turnpike::plugin::lazy_transform::ForwardingBatch;
 use crate::state::HostState;
-use crate::InputBatch;
+use crate::{InputBatch, PluginError};
 
 /// The interface's name in the linker; a plugin built against any later `0.1.x` matches it.
 const INTERFACE: &str = "turnpike:plugin/batch-input@0.1.5";
@@ -25,7 +29,7 @@ const INTERFACE: &str = "turnpike:plugin/batch-input@0.1.5";
 /// empty. Borrowed from the host's batch, so the columns are copied only into the plugin.
 #[derive(ComponentType, Lower)]
 #[component(record)]
-pub(crate) struct Columns<'a> {
+struct Columns<'a> {
     data: &'a [u8],
     topics: &'a [String],
     records: &'a [u32],
@@ -34,8 +38,40 @@ pub(crate) struct Columns<'a> {
 }
 
 impl<'a> Columns<'a> {
-    pub(crate) fn of(batch: &'a InputBatch) -> Self {
+    fn of(batch: &'a InputBatch) -> Self {
         Self { data: &[], topics: &batch.topics, records: &batch.records, positions: &batch.positions, headers: &batch.headers }
+    }
+}
+
+type Params<'a> = (ResourceAny, Columns<'a>);
+type Results = (Result<ForwardingBatch, PluginError>,);
+
+/// `lazy-transform`'s `transform`, its type checked once.
+#[derive(Clone, Copy)]
+pub(crate) struct LazyTransform(Func);
+
+impl LazyTransform {
+    /// Checks `func` against the types [`LazyTransform::call`] uses (the bindings check it
+    /// against theirs, which differ in owning the columns), once per instance rather than on
+    /// every call (~150 ns each).
+    pub(crate) fn new(func: Func, store: impl AsContext) -> wasmtime::Result<Self> {
+        func.typed::<Params<'_>, Results>(store)?;
+        Ok(Self(func))
+    }
+
+    /// One batch: its columns go in, and its bytes are lent to the store for this call only.
+    pub(crate) async fn call(self, store: &mut Store<HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, PluginError>> {
+        #[allow(unsafe_code, reason = "the type was checked in `new`; see the safety comment")]
+        // SAFETY: `new` checked this very function against these very types (a lifetime is not
+        // part of a component type), as wasmtime's own bindings do before calling unchecked.
+        let typed = unsafe { TypedFunc::<Params<'_>, Results>::new_unchecked(self.0) };
+        let lent = store.data().lent.lend(batch);
+        // Declared after `lent`, so dropped before it even when this future is dropped
+        // mid-call (a timeout): the guest never runs again with the batch taken back.
+        let call = pin!(typed.call_async(&mut *store, (transformer, Columns::of(batch))));
+        let (result,) = call.await?;
+        drop(lent);
+        Ok(result)
     }
 }
 
@@ -45,15 +81,17 @@ pub(crate) struct BatchSlot(Arc<AtomicPtr<InputBatch>>);
 
 /// While this lives, `batch-data` in the store that owns the slot returns the lent batch's
 /// bytes; dropping it (the call ended, or its future was dropped) takes them back.
-pub(crate) struct Lent<'a> {
+struct Lent<'a> {
     slot: BatchSlot,
     _batch: PhantomData<&'a InputBatch>,
 }
 
 impl BatchSlot {
-    /// Lends `batch` to the store until the returned guard is dropped.
-    pub(crate) fn lend<'a>(&self, batch: &'a InputBatch) -> Lent<'a> {
-        self.0.store(ptr::from_ref(batch).cast_mut(), Ordering::Release);
+    /// Lends `batch` to the store until the returned guard is dropped. Only
+    /// [`LazyTransform::call`] lends, and it never leaks the guard.
+    fn lend<'a>(&self, batch: &'a InputBatch) -> Lent<'a> {
+        let before = self.0.swap(ptr::from_ref(batch).cast_mut(), Ordering::AcqRel);
+        debug_assert!(before.is_null(), "one call at a time per store");
         Lent { slot: self.clone(), _batch: PhantomData }
     }
 
@@ -63,13 +101,18 @@ impl BatchSlot {
         if batch.is_null() {
             return &[];
         }
-        // SAFETY: the pointer is set only by `lend`, from a batch borrowed for as long as the
-        // `Lent` it returns, whose drop clears it: while it is set, the batch is alive and
-        // unchanged (shared borrow). The slice is only read by the import below, which lowers
-        // it into the plugin before returning, within the wasm call that the `Lent` outlives
-        // (the call's future is declared after the guard, so it is dropped first). The
-        // `'static` is what `func_wrap` asks of a return value; it does not escape.
         #[allow(unsafe_code, reason = "the batch is lent by address; see the safety comment")]
+        // SAFETY: the address is set only by `lend`, from a batch borrowed (shared, so alive
+        // and unchanged) for as long as the `Lent` it returns, whose drop clears it. It is read
+        // only here, from the import below, which runs inside the call `LazyTransform::call`
+        // makes while holding that `Lent`. wasmtime then copies the slice into the plugin,
+        // calling the plugin's allocator first; if the call's future is dropped while the
+        // plugin is there (a timeout at an epoch yield), wasmtime resumes it with an error
+        // before the copy, and only then is the `Lent` dropped (see `call`). This holds while
+        // the call runs one wasm call at a time on its own fiber: with wasmtime's
+        // `component-model-async` (not compiled in: see the root Cargo.toml) calls could interleave, and this
+        // must be thought through again. The `'static` is what `func_wrap` asks of a return
+        // value; the slice lives no longer than that copy.
         unsafe {
             &*ptr::from_ref((*batch).data.as_slice())
         }

@@ -126,7 +126,6 @@ impl Pre {
     }
 }
 
-/// Whether a component exports `turnpike:plugin/forwarding-transform` at any `0.1` version.
 /// Whether the component exports `interface` of the `turnpike:plugin` package (any `0.1.x`).
 fn exports(pre: &wasmtime::component::InstancePre<HostState>, interface: &str) -> bool {
     let engine = pre.component().engine();

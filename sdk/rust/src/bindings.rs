@@ -1,8 +1,7 @@
 //! Raw bindings generated from `wit/`. Plugin authors use the facade instead.
 //!
-//! The transform world (`lazy-transform-plugin`, which exports all three transform
-//! interfaces) is generated here at the root (with the shared `types` and `log`
-//! interfaces); the source and sink worlds in submodules reuse those, so a record type is
+//! The transform world (`lazy-transform-plugin`) is generated here at the root (with the
+//! shared `types` and `log` interfaces); the source and sink worlds in submodules reuse those, so a record type is
 //! the same Rust type for every plugin kind.
 
 wit_bindgen::generate!({

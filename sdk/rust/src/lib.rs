@@ -88,7 +88,7 @@ pub use transform::Transform;
 pub mod __private {
     pub use crate::sink::SinkResource;
     pub use crate::source::SourceResource;
-    pub use crate::transform::{run_batch, run_batch_forwarding, run_batch_lazy, ForwardingTransformResource, LazyTransformResource, TransformResource};
+    pub use crate::transform::{run_batch, run_batch_forwarding, run_batch_lazy, LazyTransformResource};
 }
 
 /// Everything a plugin usually needs.
@@ -112,12 +112,6 @@ macro_rules! export_transform {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             struct __TurnpikeTransformPlugin;
-            impl $crate::bindings::exports::turnpike::plugin::transform::Guest for __TurnpikeTransformPlugin {
-                type Transformer = $crate::__private::TransformResource<$t>;
-            }
-            impl $crate::bindings::exports::turnpike::plugin::forwarding_transform::Guest for __TurnpikeTransformPlugin {
-                type Transformer = $crate::__private::ForwardingTransformResource<$t>;
-            }
             impl $crate::bindings::exports::turnpike::plugin::lazy_transform::Guest for __TurnpikeTransformPlugin {
                 type Transformer = $crate::__private::LazyTransformResource<$t>;
             }

@@ -1,5 +1,6 @@
 //! Run plugin logic natively, in `cargo test`, through the same per-batch code path the
-//! component uses (everything except the WebAssembly boundary).
+//! component uses (everything except the WebAssembly boundary, and the fetching of a lazy
+//! batch's bytes from the host: here every batch comes with its bytes).
 //!
 //! ```
 //! use turnpike_sdk::prelude::*;

@@ -6,9 +6,7 @@ use serde::de::DeserializeOwned;
 
 use turnpike_batch_layout::{resolve_forwarded, InputView, OutputParts};
 
-use crate::bindings::exports::turnpike::plugin::forwarding_transform as forwarding;
 use crate::bindings::exports::turnpike::plugin::lazy_transform as lazy;
-use crate::bindings::exports::turnpike::plugin::transform as export;
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::output::Outputs;
 use crate::{parse_config, Batch, ConfigError, Output, Record, RecordError};
@@ -48,15 +46,15 @@ pub trait Transform: Sized + 'static {
 }
 
 /// Runs one batch through a transform: the whole per-batch path except the component-model
-/// boundary, with forwarded parts named, not copied (`forwarding-transform`).
-pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
+/// boundary, with forwarded parts named, not copied, for a batch that came with its bytes.
+pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
     let (outputs, forwarded) = run_outputs(transform, Batch::sent(batch))?;
-    Ok(forwarding::ForwardingBatch { outputs, forwarded })
+    Ok(lazy::ForwardingBatch { outputs, forwarded })
 }
 
-/// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`): `fetch`
-/// gets them from the host (`batch-input.batch-data`) the first time a record's key, value or
-/// headers are read, and not at all if none is.
+/// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`, the one
+/// export of every SDK transform): `fetch` gets them from the host (`batch-input.batch-data`)
+/// the first time a record's key, value or headers are read, and not at all if none is.
 pub fn run_batch_lazy<T: Transform>(transform: &mut T, batch: &wit::InputBatch, fetch: fn() -> Vec<u8>) -> Result<lazy::ForwardingBatch, wit::PluginError> {
     let fetched = OnceCell::new();
     let (outputs, forwarded) = run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?;
@@ -74,10 +72,10 @@ fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<(wit
     }
 }
 
-/// [`run_batch_forwarding`] with the forwarded parts copied in, as the host does: the plain
-/// `transform` export (for hosts older than `0.1.4`) and [`crate::testing`] use it.
+/// [`run_batch_forwarding`] with the forwarded parts copied in, as the host does: what
+/// [`crate::testing`] and the benchmarks' native side read.
 pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
-    let forwarding::ForwardingBatch { mut outputs, forwarded } = run_batch_forwarding(transform, batch)?;
+    let lazy::ForwardingBatch { mut outputs, forwarded } = run_batch_forwarding(transform, batch)?;
     let parts = OutputParts { data: &mut outputs.data, records: &mut outputs.records, headers: &mut outputs.headers };
     resolve_forwarded(parts, &forwarded, InputView::new(batch), usize::MAX).map_err(|e| wit::PluginError {
         kind: wit::ErrorKind::Fatal,
@@ -86,41 +84,14 @@ pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Re
     Ok(outputs)
 }
 
-/// The component-model resource wrapping a user's transform. Resource methods take `&self`;
-/// one instance is only ever called by one host task at a time, so a `RefCell` suffices.
-#[doc(hidden)]
-pub struct TransformResource<T>(RefCell<T>);
-
-/// The user's transform made from the connector's config, for either export.
+/// The user's transform made from the connector's config.
 fn create_transform<T: Transform>(config: &str) -> Result<RefCell<T>, wit::ConfigError> {
     parse_config::<T::Config>(config).and_then(T::create).map(RefCell::new).map_err(ConfigError::into_wit)
 }
 
-impl<T: Transform> export::GuestTransformer for TransformResource<T> {
-    fn create(config: String) -> Result<export::Transformer, wit::ConfigError> {
-        Ok(export::Transformer::new(TransformResource(create_transform::<T>(&config)?)))
-    }
-
-    fn transform(&self, batch: wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
-        run_batch(&mut *self.0.borrow_mut(), &batch)
-    }
-}
-
-/// The same resource for the `forwarding-transform` export, which hosts since `0.1.4` call.
-#[doc(hidden)]
-pub struct ForwardingTransformResource<T>(RefCell<T>);
-
-impl<T: Transform> forwarding::GuestTransformer for ForwardingTransformResource<T> {
-    fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
-        Ok(forwarding::Transformer::new(ForwardingTransformResource(create_transform::<T>(&config)?)))
-    }
-
-    fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
-        run_batch_forwarding(&mut *self.0.borrow_mut(), &batch)
-    }
-}
-
-/// The same resource for the `lazy-transform` export, which hosts since `0.1.5` call.
+/// The component-model resource wrapping a user's transform (`lazy-transform`, which hosts
+/// since `0.1.5` call). Resource methods take `&self`; one instance is only ever called by one
+/// host task at a time, so a `RefCell` suffices.
 #[doc(hidden)]
 pub struct LazyTransformResource<T>(RefCell<T>);
 
@@ -198,7 +169,7 @@ mod tests {
         assert_eq!(out.outputs.errors[0].input, 1);
     }
 
-    /// The same batch through the plain export (and the test harness) reads as if every byte
+    /// The same batch resolved as the host resolves it (and the test harness) reads as if every byte
     /// had been copied.
     #[test]
     fn resolved_outputs_read_as_copies() {

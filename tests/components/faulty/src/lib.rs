@@ -2,13 +2,11 @@
 //! unchanged, except records whose value contains `marker` (every record when no marker is
 //! set), on which it commits its `fault`. The faults of the forwarding exports (bad flags,
 //! a part both forwarded and written, one input forwarded `copies` times) corrupt the batch
-//! the SDK built, whatever the marker: no SDK writes them, so only a fixture can. Hosts since
-//! `0.1.5` call the lazy export, older ones the forwarding one: both corrupt alike.
+//! the SDK built, whatever the marker: no SDK writes them, so only a fixture can.
 
 use std::cell::RefCell;
 
-use turnpike_sdk::__private::TransformResource;
-use turnpike_sdk::bindings::exports::turnpike::plugin::{forwarding_transform as forwarding, lazy_transform as lazy, transform as plain};
+use turnpike_sdk::bindings::exports::turnpike::plugin::lazy_transform as lazy;
 use turnpike_sdk::bindings::turnpike::plugin::batch_input;
 use turnpike_sdk::bindings::turnpike::plugin::types as wit;
 use turnpike_sdk::prelude::*;
@@ -117,44 +115,26 @@ fn spin() -> ! {
     }
 }
 
-/// The forwarding export: the SDK's batch, then the configured corruption.
+/// The transform export: the SDK's batch, then the configured corruption.
 struct CorruptForwarding(RefCell<Faulty>);
 
-impl forwarding::GuestTransformer for CorruptForwarding {
-    fn create(config: String) -> Result<forwarding::Transformer, wit::ConfigError> {
+impl lazy::GuestTransformer for CorruptForwarding {
+    fn create(config: String) -> Result<lazy::Transformer, wit::ConfigError> {
         let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
-        Ok(forwarding::Transformer::new(CorruptForwarding(RefCell::new(faulty))))
+        Ok(lazy::Transformer::new(CorruptForwarding(RefCell::new(faulty))))
     }
 
-    fn transform(&self, batch: wit::InputBatch) -> Result<forwarding::ForwardingBatch, wit::PluginError> {
+    fn transform(&self, batch: wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
         let mut faulty = self.0.borrow_mut();
-        let mut out = turnpike_sdk::__private::run_batch_forwarding(&mut *faulty, &batch)?;
+        let mut out = turnpike_sdk::__private::run_batch_lazy(&mut *faulty, &batch, batch_input::batch_data)?;
         corrupt(faulty.fault, faulty.copies, &mut out);
         Ok(out)
     }
 }
 
-/// The lazy export: as the forwarding one.
-struct CorruptLazy(RefCell<Faulty>);
-
-impl lazy::GuestTransformer for CorruptLazy {
-    fn create(config: String) -> Result<lazy::Transformer, wit::ConfigError> {
-        let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
-        Ok(lazy::Transformer::new(CorruptLazy(RefCell::new(faulty))))
-    }
-
-    fn transform(&self, batch: wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
-        let mut faulty = self.0.borrow_mut();
-        let lazy::ForwardingBatch { outputs, forwarded } = turnpike_sdk::__private::run_batch_lazy(&mut *faulty, &batch, batch_input::batch_data)?;
-        let mut out = forwarding::ForwardingBatch { outputs, forwarded };
-        corrupt(faulty.fault, faulty.copies, &mut out);
-        Ok(lazy::ForwardingBatch { outputs: out.outputs, forwarded: out.forwarded })
-    }
-}
-
 /// Breaks a forwarding batch the way `fault` says (other faults, and a batch without
 /// outputs, are left as they are).
-fn corrupt(fault: Fault, copies: u32, out: &mut forwarding::ForwardingBatch) {
+fn corrupt(fault: Fault, copies: u32, out: &mut lazy::ForwardingBatch) {
     /// `u32`s per output row (`wit/types.wit`, `output-batch.records`).
     const OUTPUT_STRIDE: usize = 8;
     if out.forwarded.is_empty() {
@@ -186,16 +166,8 @@ fn corrupt(fault: Fault, copies: u32, out: &mut forwarding::ForwardingBatch) {
 
 struct FaultyPlugin;
 
-impl plain::Guest for FaultyPlugin {
-    type Transformer = TransformResource<Faulty>;
-}
-
-impl forwarding::Guest for FaultyPlugin {
-    type Transformer = CorruptForwarding;
-}
-
 impl lazy::Guest for FaultyPlugin {
-    type Transformer = CorruptLazy;
+    type Transformer = CorruptForwarding;
 }
 
 turnpike_sdk::bindings::export_transform_world!(FaultyPlugin with_types_in turnpike_sdk::bindings);
