@@ -65,12 +65,11 @@ impl LazyTransform {
         // SAFETY: `new` checked this very function against these very types (a lifetime is not
         // part of a component type), as wasmtime's own bindings do before calling unchecked.
         let typed = unsafe { TypedFunc::<Params<'_>, Results>::new_unchecked(self.0) };
-        let lent = store.data().lent.lend(batch);
-        // Declared after `lent`, so dropped before it even when this future is dropped
+        let _lent = store.data().lent.lend(batch);
+        // Declared after `_lent`, so dropped before it, on return or when this future is dropped
         // mid-call (a timeout): the guest never runs again with the batch taken back.
         let call = pin!(typed.call_async(&mut *store, (transformer, Columns::of(batch))));
         let (result,) = call.await?;
-        drop(lent);
         Ok(result)
     }
 }
@@ -88,10 +87,11 @@ struct Lent<'a> {
 
 impl BatchSlot {
     /// Lends `batch` to the store until the returned guard is dropped. Only
-    /// [`LazyTransform::call`] lends, and it never leaks the guard.
+    /// [`LazyTransform::call`] lends, and it never leaks the guard. (A caller that leaks the
+    /// whole call's future leaves a stale address behind, but no guest code runs in that store
+    /// again before the next call lends its own batch over it.)
     fn lend<'a>(&self, batch: &'a InputBatch) -> Lent<'a> {
-        let before = self.0.swap(ptr::from_ref(batch).cast_mut(), Ordering::AcqRel);
-        debug_assert!(before.is_null(), "one call at a time per store");
+        self.0.store(ptr::from_ref(batch).cast_mut(), Ordering::Release);
         Lent { slot: self.clone(), _batch: PhantomData }
     }
 

@@ -1,6 +1,6 @@
 //! A transform that misbehaves on purpose, for the host's fault tests. It forwards records
 //! unchanged, except records whose value contains `marker` (every record when no marker is
-//! set), on which it commits its `fault`. The faults of the forwarding exports (bad flags,
+//! set), on which it commits its `fault`. The faults of its forwarded outputs (bad flags,
 //! a part both forwarded and written, one input forwarded `copies` times) corrupt the batch
 //! the SDK built, whatever the marker: no SDK writes them, so only a fixture can.
 
@@ -116,12 +116,12 @@ fn spin() -> ! {
 }
 
 /// The transform export: the SDK's batch, then the configured corruption.
-struct CorruptForwarding(RefCell<Faulty>);
+struct CorruptLazy(RefCell<Faulty>);
 
-impl lazy::GuestTransformer for CorruptForwarding {
+impl lazy::GuestTransformer for CorruptLazy {
     fn create(config: String) -> Result<lazy::Transformer, wit::ConfigError> {
         let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
-        Ok(lazy::Transformer::new(CorruptForwarding(RefCell::new(faulty))))
+        Ok(lazy::Transformer::new(CorruptLazy(RefCell::new(faulty))))
     }
 
     fn transform(&self, batch: wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
@@ -167,7 +167,7 @@ fn corrupt(fault: Fault, copies: u32, out: &mut lazy::ForwardingBatch) {
 struct FaultyPlugin;
 
 impl lazy::Guest for FaultyPlugin {
-    type Transformer = CorruptForwarding;
+    type Transformer = CorruptLazy;
 }
 
 turnpike_sdk::bindings::export_transform_world!(FaultyPlugin with_types_in turnpike_sdk::bindings);
