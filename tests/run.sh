@@ -16,6 +16,26 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+echo "==> disk"
+# A clean run fills about 12 GiB: target/ (~9), .cache/ (~1.5) and the tests' scratch. Short
+# of that, the build, the brokers and the hosts' state writes fail late, with errors that do
+# not say "disk full" (27 tests failed so on a machine whose disk earlier runs had filled).
+free_gib() { df -Pk "$1" | awk 'NR == 2 { print int($4 / 1048576) }'; }
+echo "$(free_gib "$root") GiB free for the checkout, $(free_gib "${TMPDIR:-/tmp}") GiB for scratch"
+if [ "$(free_gib "$root")" -lt 12 ]; then
+  echo "WARNING: under 12 GiB free where the checkout is; expect failures that are really a full disk" >&2
+fi
+
+# Every scratch folder the tests make (hosts' state, copied binaries, database clusters,
+# browser profiles, the shared compiled-code cache) goes under one folder for this run, deleted
+# when the run ends: on a machine that runs the suite again and again, nothing piles up.
+# Folders of runs killed before their clean-up are removed after a day.
+find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'turnpike-suite-*' -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/turnpike-suite-XXXXXX")"
+# Readable like /tmp itself: the database servers run as their own users inside it.
+chmod 755 "$scratch"
+export TMPDIR="$scratch"
+
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
 # A clean build gains nothing from incremental data but time and gigabytes of disk.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
@@ -46,7 +66,7 @@ tests/s3/moto.sh stop "$s3_run_dir" || true
 tests/sql/postgres.sh stop "$pg_run_dir" || true
 tests/sql/mariadb.sh stop "$mysql_run_dir" || true
 authoring_pid=""
-trap 'kill "$build_pid" ${authoring_pid:+"$authoring_pid"} 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"' EXIT
+trap 'kill "$build_pid" ${authoring_pid:+"$authoring_pid"} 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"; rm -rf "$scratch"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
 
