@@ -32,8 +32,9 @@ fi
 # Folders of runs killed before their clean-up are removed after a day.
 find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'turnpike-suite-*' -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/turnpike-suite-XXXXXX")"
-# Readable like /tmp itself: the database servers run as their own users inside it.
-chmod 755 "$scratch"
+# Open to all like /tmp itself: the database servers run as their own users and write
+# their temporary files here (MariaDB refused to start in a folder only root could write).
+chmod 1777 "$scratch"
 export TMPDIR="$scratch"
 
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
