@@ -36,6 +36,8 @@ scratch="$(mktemp -d "${TMPDIR:-/tmp}/turnpike-suite-XXXXXX")"
 # their temporary files here (MariaDB refused to start in a folder only root could write).
 chmod 1777 "$scratch"
 export TMPDIR="$scratch"
+# Until the servers' trap below replaces it.
+trap 'rm -rf "$scratch"' EXIT
 
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
 # A clean build gains nothing from incremental data but time and gigabytes of disk.
@@ -67,7 +69,8 @@ tests/s3/moto.sh stop "$s3_run_dir" || true
 tests/sql/postgres.sh stop "$pg_run_dir" || true
 tests/sql/mariadb.sh stop "$mysql_run_dir" || true
 authoring_pid=""
-trap 'kill "$build_pid" ${authoring_pid:+"$authoring_pid"} 2>/dev/null || true; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"; rm -rf "$scratch"' EXIT
+# `set +e` first: one failing step must not skip the others (nor turn a green run red).
+trap 'set +e; kill "$build_pid" ${authoring_pid:+"$authoring_pid"} 2>/dev/null; tests/kafka/kafka.sh stop "$run_dir"; tests/s3/moto.sh stop "$s3_run_dir"; tests/sql/postgres.sh stop "$pg_run_dir"; tests/sql/mariadb.sh stop "$mysql_run_dir"; rm -rf "$scratch"' EXIT
 bootstrap="$(tests/kafka/kafka.sh start "$run_dir")"
 echo "broker at $bootstrap"
 

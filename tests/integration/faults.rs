@@ -1,5 +1,6 @@
 //! Fault containment, one fault at a time: a record that traps again is dead-lettered while
-//! the rest flow, and a supervisor that gave up starts over on a manual restart. (Faulty
+//! the rest flow, a supervisor that gave up starts over on a manual restart, and a stop stuck
+//! in a plugin call ends at the host's shutdown timeout. (Faulty
 //! plugins beside a neighbour whose throughput is measured: `tests/throughput`.)
 
 use std::io::BufRead;
@@ -50,6 +51,45 @@ async fn a_record_that_traps_again_is_dead_lettered_and_the_rest_flow() -> anyho
     assert_eq!(status["plugins"], serde_json::json!([format!("faulty@{version}")]), "the dead letter names the version that ran: {status}");
     assert_eq!(status["records_dead_lettered"], 1);
     assert!(status["faults"]["trap"].as_u64().unwrap_or(0) >= 2, "{status}");
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+/// A stop is bounded: a plugin call that may run for its whole (long) batch timeout does not
+/// hold the host past `shutdown_timeout_ms`. The host exits then, naming the connector, and
+/// the record it never committed is read again at the next start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_stuck_in_a_plugin_call_ends_at_the_shutdown_timeout_and_loses_nothing() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let (faulty_wasm, _) = fixtures()?;
+    let topic_in = unique("stuck-in");
+    create_topic(&topic_in, 1).await?;
+    produce(&producer()?, &topic_in, &[("k0".to_owned(), "STALL".to_owned())]).await?;
+    let connector = |marker: &str| {
+        format!(
+            "- name: stuck\n  topics: [{topic_in}]\n  output_topic: {topic_in}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: {marker} }}\n"
+        )
+    };
+    let sections = format!("shutdown_timeout_ms: 2000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
+    let dir = std::env::temp_dir().join(unique("turnpike-stuck"));
+    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("STALL")))?;
+    host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
+    // Counted in when read: the plugin is spinning on it from then on, for up to 60 s.
+    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok((host.get("/v1/connectors/stuck")?.1["records_in"] == 1).then_some(())))
+        .with_context(|| host.log_text())?;
+    let asked = std::time::Instant::now();
+    let exit = host.stop()?;
+    let took = asked.elapsed();
+    let log = host.log_text();
+    assert!(took < Duration::from_secs(20), "SIGTERM took {took:?} to stop the host; log:\n{log}");
+    assert!(!exit.success(), "a stop that left a connector behind is not a clean exit: {exit}; log:\n{log}");
+    assert!(log.contains("connectors still stopping after shutdown_timeout_ms (2000 ms): stuck;"), "{log}");
+
+    // Started again with a plugin that forwards everything: the record comes out.
+    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("NEVER")))?;
+    host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
+    let out = consume_until(&format!("{topic_in}-out"), Duration::from_secs(60), |got| !got.is_empty()).await?;
+    assert_eq!(out, [("k0".to_owned(), "STALL".to_owned())], "log:\n{}", host.log_text());
     assert!(host.stop()?.success());
     Ok(())
 }

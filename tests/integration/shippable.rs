@@ -24,11 +24,10 @@ impl Drop for LoneBinary {
 
 fn lone_binary(prefix: &str) -> anyhow::Result<LoneBinary> {
     let dir = std::env::temp_dir().join(unique(prefix));
-    let empty_path = dir.join("empty-bin");
-    std::fs::create_dir_all(&empty_path)?;
-    let bin = dir.join("turnpike");
-    std::fs::copy(turnpike_bin(), &bin)?;
-    Ok(LoneBinary { dir, bin, empty_path })
+    let lone = LoneBinary { bin: dir.join("turnpike"), empty_path: dir.join("empty-bin"), dir };
+    std::fs::create_dir_all(&lone.empty_path)?;
+    std::fs::copy(turnpike_bin(), &lone.bin)?;
+    Ok(lone)
 }
 
 /// Runs the copied binary with a clean environment: PATH holds nothing (so no cargo, no

@@ -124,7 +124,11 @@ pub async fn dev(args: DevArgs) -> Result<()> {
     println!("\nshutting down: finishing in-flight batches and committing offsets…");
     stop.cancel();
     let _ = generator.await;
-    host.shutdown().await;
+    // As `turnpike run` with the default `shutdown_timeout_ms`.
+    let stuck = host.shutdown(std::time::Duration::from_millis(turnpike_config::DEFAULT_SHUTDOWN_TIMEOUT_MS)).await;
+    if !stuck.is_empty() {
+        println!("still stopping after {} ms, left to the exit: {}", turnpike_config::DEFAULT_SHUTDOWN_TIMEOUT_MS, stuck.join(", "));
+    }
     let _ = tokio::join!(sampler, progress);
     serve::finish(api).await;
     for s in host.statuses() {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -88,11 +89,19 @@ pub async fn run(args: RunArgs) -> Result<()> {
     let api = serve::admin_api(host.clone(), &config.admin, &base, Some(tokens), stop.clone()).await?;
     serve::shutdown_signal().await;
     tracing::info!("shutting down: finishing in-flight batches and committing offsets");
-    host.shutdown().await;
+    let within = Duration::from_millis(config.shutdown_timeout_ms.get());
+    let stuck = host.shutdown(within).await;
     if let Some(cluster) = cluster {
         cluster.leave().await;
     }
     stop.cancel();
     serve::finish(api).await;
+    if !stuck.is_empty() {
+        anyhow::bail!(
+            "connectors still stopping after shutdown_timeout_ms ({} ms): {}; what they had not committed is read again at the next start",
+            within.as_millis(),
+            stuck.join(", ")
+        );
+    }
     Ok(())
 }

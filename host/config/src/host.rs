@@ -30,6 +30,15 @@ pub struct HostConfig {
     /// start if missing). Default `turnpike-source-positions`.
     #[serde(default = "default_positions_topic")]
     pub source_positions_topic: String,
+    /// How long a stopping host (SIGTERM, Ctrl-C) waits for its connectors to finish their
+    /// in-flight batches and commit. Past it the host exits anyway, naming the connectors
+    /// still stopping: what they had not committed is read again at the next start. A plugin
+    /// call may run for up to its `limits.batch_timeout_ms` and an unreachable broker holds
+    /// deliveries for minutes, so without this bound a stop could outlast any supervisor's
+    /// patience. Default 20,000 (a supervisor's grace period should exceed it by some 10 s:
+    /// leaving a cluster and closing the API come after); 1,000 to 3,600,000.
+    #[serde(default = "default_shutdown_timeout")]
+    pub shutdown_timeout_ms: Ranged<1_000, 3_600_000>,
     /// Plugins loaded from files, by name. Built-in plugins (`pii-mask`, `identity`) need no
     /// entry.
     #[serde(default)]
@@ -49,6 +58,13 @@ pub struct HostConfig {
 
 fn default_positions_topic() -> String {
     "turnpike-source-positions".into()
+}
+
+/// `shutdown_timeout_ms` when the config does not set it (and for `turnpike dev`).
+pub const DEFAULT_SHUTDOWN_TIMEOUT_MS: u64 = 20_000;
+
+fn default_shutdown_timeout() -> Ranged<1_000, 3_600_000> {
+    Ranged::constant(DEFAULT_SHUTDOWN_TIMEOUT_MS)
 }
 
 fn default_state_dir() -> PathBuf {

@@ -36,7 +36,7 @@ pub use error::{ConfigError, Problem};
 pub use http_allow::AllowedHost;
 pub use cluster::ClusterConfig;
 pub use admin::{check_listen, AdminConfig, AdminTls, ApiLimits};
-pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig};
+pub use host::{HostConfig, KafkaSettings, PluginSource, SandboxConfig, DEFAULT_SHUTDOWN_TIMEOUT_MS};
 pub use predicate::{Predicate, RecordFacts, RecordSelector};
 pub use names::{ConnectorName, NameError, PluginName, PluginRef, TeamName, TopicName};
 pub use ranged::{OutOfRange, Ranged};

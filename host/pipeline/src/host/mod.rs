@@ -295,8 +295,13 @@ impl Host {
     }
 
     /// Stops every connector gracefully: in-flight batches are finished, their outputs
-    /// acknowledged and their offsets committed.
-    pub async fn shutdown(&self) {
+    /// acknowledged and their offsets committed. Waits at most `within` for all of them
+    /// together, and returns the names of those still stopping then: their runs are left to
+    /// the process's exit, and what they had not committed is read again at the next start
+    /// (a plugin call can take up to its batch timeout, a delivery to an unreachable broker
+    /// minutes).
+    pub async fn shutdown(&self, within: std::time::Duration) -> Vec<String> {
+        use futures::StreamExt as _;
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
         let runs: Vec<(String, Run)> = {
             let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
@@ -309,11 +314,29 @@ impl Host {
                 })
                 .collect()
         };
-        for (name, run) in runs {
-            if let Err(e) = run.join().await {
-                tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
+        let mut stopping: std::collections::BTreeSet<String> = runs.iter().map(|(name, _)| name.clone()).collect();
+        let mut joins: futures::stream::FuturesUnordered<_> = runs.into_iter().map(|(name, run)| async move { (name, run.join().await) }).collect();
+        let deadline = tokio::time::sleep(within);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                joined = joins.next() => match joined {
+                    Some((name, result)) => {
+                        if let Err(e) = result {
+                            tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
+                        }
+                        stopping.remove(&name);
+                    }
+                    None => break,
+                },
+                () = &mut deadline => {
+                    // Said now, not only by the caller: a supervisor's SIGKILL may follow soon.
+                    tracing::error!(connectors = ?stopping, "still stopping when the shutdown timeout ran out; left to the exit, their uncommitted records are read again at the next start");
+                    break;
+                }
             }
         }
         self.shared.events.close();
+        stopping.into_iter().collect()
     }
 }
