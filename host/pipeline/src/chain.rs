@@ -227,6 +227,12 @@ impl Chain {
                 Attempt::GaveUp(message) => return Ok(fail_all(input, PluginError { kind: ErrorKind::Retriable, message })),
                 Attempt::Failed(CallError::Fault(fault)) => {
                     faults += 1;
+                    // A stopping connector does not try the batch again (another whole batch
+                    // timeout, for a plugin that spins): nothing of it is committed, so the
+                    // next start reads it again and retries or isolates it then.
+                    if self.cancel.is_cancelled() {
+                        return Err(ChainError::Stopping);
+                    }
                     if faults > 1 {
                         return match self.errors.tolerance {
                             ErrorTolerance::All => self.isolate(i, input).await,
@@ -362,10 +368,33 @@ mod tests {
     use crate::events::Events;
     use turnpike_runtime::{BatchBuilder, RecordRef};
 
-    fn empty_chain() -> Chain {
+    fn chain_of(stages: Vec<Stage>, limits: InstanceLimits, cancel: CancellationToken) -> Chain {
         let status = Arc::new(LiveStatus::new("c", Arc::new(Events::default())));
-        let cx = ChainContext { connector: "c".into(), limits: InstanceLimits::default(), errors: ErrorsConfig::default(), status, writable: None, cancel: CancellationToken::new(), task: 0 };
-        Chain::new(Vec::new(), cx)
+        let cx = ChainContext { connector: "c".into(), limits, errors: ErrorsConfig::default(), status, writable: None, cancel, task: 0 };
+        Chain::new(stages, cx)
+    }
+
+    fn empty_chain() -> Chain {
+        chain_of(Vec::new(), InstanceLimits::default(), CancellationToken::new())
+    }
+
+    /// A faulted batch is tried once more on a fresh instance, but not by a stopping
+    /// connector: a plugin that spins would hold the stop for a second batch timeout.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_stopping_chain_does_not_try_a_faulted_batch_again() {
+        let runtime = turnpike_runtime::Runtime::new().expect("engine");
+        let plugin = runtime.load(turnpike_test_components::FAULTY).expect("load faulty");
+        let info = crate::PluginInfo { name: turnpike_config::PluginName::parse("faulty").unwrap(), version: "1".into(), plugin, uploaded_at: std::time::SystemTime::now(), team: None };
+        let limits = InstanceLimits { batch_timeout: std::time::Duration::from_millis(300), ..InstanceLimits::default() };
+        let cancel = CancellationToken::new();
+        let mut chain = chain_of(vec![Stage::new(info, &serde_json::json!({ "fault": "loop" }), None)], limits, cancel.clone());
+        chain.prepare().await.expect("faulty creates");
+        let mut b = BatchBuilder::default();
+        b.push(RecordRef { key: None, value: Some(b"spin"), timestamp: None, topic: "a", partition: 0, offset: 0 }, []);
+        let batch = b.finish();
+        cancel.cancel();
+        let ran = chain.run(&batch, false).await;
+        assert!(matches!(ran, Err(ChainError::Stopping)), "stopped after the first timeout, not faulted after a second: {:?}", ran.err());
     }
 
     /// Sinks and sources without transforms used to copy every batch into an output batch;
