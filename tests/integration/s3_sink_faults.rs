@@ -1,5 +1,6 @@
 //! The `s3-sink` built-in when things go wrong: a host killed mid-object, a bucket that does
-//! not exist, the store gone for ten seconds. Against a real Kafka broker and moto.
+//! not exist, the store gone for ten seconds, a stop while the store is gone. Against a real
+//! Kafka broker and moto.
 
 use std::time::{Duration, Instant};
 
@@ -161,6 +162,52 @@ async fn the_store_gone_for_ten_seconds_is_retried_and_nothing_is_lost() -> Resu
     let (_, status) = host.get("/v1/connectors/weathered")?;
     assert_eq!(status["state"], "RUNNING", "{status}");
     println!("store gone for {OUTAGE:?}: {} requests retried, 1000 of 1000 records written", status["storage"]["retries"]);
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+/// A stop that waits for objects the store cannot take (it is gone) ends at the host's
+/// `shutdown_timeout_ms`: the host exits with an error naming the connector, nothing of the
+/// unwritten objects is committed, and the next start writes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_held_by_a_store_that_is_gone_ends_at_the_shutdown_timeout_and_loses_nothing() -> Result<()> {
+    let (topic, bucket) = (unique("lake-stop"), fresh_bucket("lake-stop"));
+    create_topic(&topic, 1).await?;
+    let endpoint = s3_endpoint();
+    let mut relay = Relay::start(endpoint.trim_start_matches("http://").trim_end_matches('/'))?;
+    let lake = Lake::new("stranded", &topic, &bucket).endpoint(&relay.url()).option("flush.size: 100").option("format.class: json");
+    let producer = producer()?;
+    produce(&producer, &topic, &(0..500).map(record).collect::<Vec<_>>()).await?;
+    let config = host_config_with(free_port(), "shutdown_timeout_ms: 3000\n", &lake.yaml());
+    let dir = std::env::temp_dir().join(unique("turnpike-s3-stop"));
+    let mut host = HostProcess::start_with_env(&dir, &config, &lake.env())?;
+    host.wait_state("stranded", "RUNNING", Duration::from_secs(120))?;
+    let committed_now = |host: &HostProcess| -> Result<i64> { Ok(committed(&progress(host, "stranded")?, 0)) };
+    wait_until("the first 500 records committed", Duration::from_secs(120), || Ok((committed_now(&host)? == 500).then_some(())))
+        .with_context(|| status_of(&host, "stranded"))?;
+    let retries = |host: &HostProcess| -> Result<u64> { Ok(host.get("/v1/connectors/stranded")?.1["storage"]["retries"].as_u64().unwrap_or(0)) };
+    let retries_before = retries(&host)?;
+
+    relay.down();
+    produce(&producer, &topic, &(500..1_000).map(record).collect::<Vec<_>>()).await?;
+    wait_until("the host retrying the store while it is gone", Duration::from_secs(60), || Ok((retries(&host)? > retries_before).then_some(())))
+        .with_context(|| status_of(&host, "stranded"))?;
+    let asked = Instant::now();
+    let exit = host.stop()?;
+    let took = asked.elapsed();
+    let log = host.log_text();
+    assert!(took < Duration::from_secs(20), "SIGTERM took {took:?}, past shutdown_timeout_ms; log:\n{log}");
+    assert!(!exit.success(), "a stop that left a connector behind is not a clean exit: {exit}; log:\n{log}");
+    assert!(log.contains("connectors still stopping after shutdown_timeout_ms (3000 ms): stranded;"), "{log}");
+
+    relay.up()?;
+    let mut host = HostProcess::start_with_env(&dir, &config, &lake.env())?;
+    host.wait_state("stranded", "RUNNING", Duration::from_secs(120))?;
+    wait_until("every record committed after the restart", Duration::from_secs(120), || Ok((committed_now(&host)? == 1_000).then_some(())))
+        .with_context(|| status_of(&host, "stranded"))?;
+    let (ids, starts) = read_back(&bucket, &topic, 100)?;
+    assert_eq!(starts, (0..10).map(|n| n * 100).collect::<Vec<i64>>(), "ten objects of flush.size records");
+    assert_each_once(ids, 0..1_000);
     assert!(host.stop()?.success());
     Ok(())
 }

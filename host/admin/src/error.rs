@@ -68,6 +68,10 @@ impl From<HostError> for ApiError {
             HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
             }
+            // A dry run's instances are never interrupted; a host shutting down says so.
+            HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Stopped) | DryRunError::Call(turnpike_pipeline::CallError::Stopped)) => {
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", detail)
+            }
             HostError::NotSaved(_) => {
                 tracing::error!(error = %detail, "state directory write failed behind an API call");
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "nothing was changed: the state directory could not be written; see the host log, then retry")

@@ -81,10 +81,14 @@ impl ChainError {
 async fn create(info: &PluginInfo, config_json: &str, connector: &str, limits: &InstanceLimits, status: &LiveStatus) -> Result<TransformInstance, ChainError> {
     let labels = InstanceLabels { connector: connector.to_owned(), plugin: info.label() };
     let created = TransformInstance::create(&info.plugin, config_json, labels, limits.clone()).await;
-    if let Err(CreateError::Fault(fault)) = &created {
-        status.fault(&info.label(), fault.class(), &fault.to_string());
+    match created {
+        Err(CreateError::Stopped) => Err(ChainError::Stopping),
+        Err(CreateError::Fault(fault)) => {
+            status.fault(&info.label(), fault.class(), &fault.to_string());
+            Err(ChainError::Create { plugin: info.label(), source: CreateError::Fault(fault) })
+        }
+        created => created.map_err(|source| ChainError::Create { plugin: info.label(), source }),
     }
-    created.map_err(|source| ChainError::Create { plugin: info.label(), source })
 }
 
 /// Why a record a plugin routed to `topic` is refused.
@@ -201,11 +205,20 @@ impl Chain {
             self.status.measures.released(self.task, &stage);
             LiveStatus::add(&self.status.instance_replacements, 1);
         }
-        if let Err(CallError::Fault(fault)) = &result {
-            self.stages[i].instance = None;
-            self.status.measures.released(self.task, &stage);
-            LiveStatus::add(&self.status.instance_restarts, 1);
-            self.status.fault(&self.stages[i].info.label(), fault.class(), &fault.to_string());
+        match &result {
+            Err(CallError::Fault(fault)) => {
+                self.stages[i].instance = None;
+                self.status.measures.released(self.task, &stage);
+                LiveStatus::add(&self.status.instance_restarts, 1);
+                self.status.fault(&self.stages[i].info.label(), fault.class(), &fault.to_string());
+            }
+            // Ended by the host, not the plugin's doing: nothing to count or report.
+            Err(CallError::Stopped) => {
+                self.stages[i].instance = None;
+                self.status.measures.released(self.task, &stage);
+                return Err(ChainError::Stopping);
+            }
+            _ => {}
         }
         Ok(result)
     }
@@ -223,7 +236,7 @@ impl Chain {
             match retry.settle(result, log).await {
                 Attempt::Done(out) => return Ok(StageOutput { out, poisoned: Vec::new() }),
                 Attempt::Again => {}
-                Attempt::Stopped => return Err(ChainError::Stopping),
+                Attempt::Stopped | Attempt::Failed(CallError::Stopped) => return Err(ChainError::Stopping),
                 Attempt::GaveUp(message) => return Ok(fail_all(input, PluginError { kind: ErrorKind::Retriable, message })),
                 Attempt::Failed(CallError::Fault(fault)) => {
                     faults += 1;
@@ -278,6 +291,7 @@ impl Chain {
             match self.call_once(i, &one).await? {
                 Ok(out) => merger.push(out, j as u32),
                 Err(CallError::Plugin { kind, message }) => merger.fail(j as u32, PluginError { kind, message }),
+                Err(CallError::Stopped) => return Err(ChainError::Stopping),
                 Err(CallError::Fault(fault)) => {
                     if poisoned.len() >= MAX_ISOLATION_FAULTS {
                         return Err(ChainError::Fault { plugin: self.stages[i].info.label(), source: fault });

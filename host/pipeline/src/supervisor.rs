@@ -9,7 +9,7 @@ use rand::Rng;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, Flow, Limits, PluginRef, RestartPolicy, TeamName};
 use turnpike_kafka::{BrokerHealth, ConsumerOptions, KafkaError};
-use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, PluginKind, Scrub};
+use turnpike_runtime::{FaultClass, HttpGrant, InstanceLimits, Interrupt, PluginKind, Scrub};
 use turnpike_state::SecretStore;
 
 use crate::chain::{Chain, ChainContext, Stage};
@@ -46,8 +46,14 @@ pub(crate) struct Shared {
     pub(crate) idle_watch: Arc<crate::tasks::idle::SharedIdleWatch>,
 }
 
-/// The channels a connector's task listens to: pause, and plugin swaps.
-pub(crate) type Controls = (tokio::sync::watch::Receiver<bool>, tokio::sync::watch::Receiver<SwapRequest>);
+/// What the host steers a connector's run with: pause, plugin swaps, and the interrupt that
+/// ends its plugin calls once a stop's grace period is over (`Run::stop`).
+#[derive(Clone)]
+pub(crate) struct Controls {
+    pub(crate) paused: tokio::sync::watch::Receiver<bool>,
+    pub(crate) swaps: tokio::sync::watch::Receiver<SwapRequest>,
+    pub(crate) interrupt: Interrupt,
+}
 
 /// Runs a connector until cancelled; restarts it after failures as its policy allows.
 ///
@@ -204,6 +210,8 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
         storage: None,
         // Opened when a source connector starts (`database::open`): it needs the network.
         sql: None,
+        // The run's, set where its tasks are built (`build_task`).
+        interrupt: Interrupt::default(),
     }
 }
 
@@ -220,8 +228,9 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
 
 /// Resolves the connector's plugins and creates task `index`'s Kafka clients, which report to
 /// the run's `health`. The task stops when the run does, or alone by its own token (returned).
-pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, run: &CancellationToken, (paused, swaps): &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, CancellationToken), FaultInfo> {
+pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, run: &CancellationToken, controls: &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, CancellationToken), FaultInfo> {
     let cancel = &run.child_token();
+    let Controls { paused, swaps, interrupt } = controls;
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -244,6 +253,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
     let kafka_fault = |e: KafkaError| FaultInfo::new(FaultClass::Kafka, e.to_string());
     let mut limits = instance_limits(connector);
     limits.scrub = resolved.scrub.clone();
+    limits.interrupt = interrupt.clone();
     // A sink connector writes to its sink, whatever a transform routes: `None`.
     let writable = connector.output().map(|output| output.writable().filter(|t| t.as_str() != shared.positions_topic).map(ToString::to_string).collect());
     let chain_cx = ChainContext { connector: connector.name().to_string(), limits: limits.clone(), errors: config.errors.clone(), status: status.clone(), writable, cancel: cancel.clone(), task: index };

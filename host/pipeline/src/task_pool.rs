@@ -167,7 +167,7 @@ pub(crate) async fn run_tasks(shared: &Shared, latest: watch::Receiver<Connector
 /// reads nothing; failed is stopping), and not while the group settles after a change.
 fn scale(pool: &mut Pool<'_>, scaler: &mut Scaler) {
     let now = Instant::now();
-    if *pool.controls.0.borrow() || pool.status.state() != ConnectorState::Running || !pool.retiring.is_empty() || now < pool.quiet_until {
+    if *pool.controls.paused.borrow() || pool.status.state() != ConnectorState::Running || !pool.retiring.is_empty() || now < pool.quiet_until {
         return;
     }
     let (lag, partitions) = pool.status.measures.lag_and_partitions();

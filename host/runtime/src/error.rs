@@ -66,6 +66,10 @@ pub enum CreateError {
     /// Instantiation or `create` failed by a fault.
     #[error(transparent)]
     Fault(#[from] Fault),
+    /// The connector is stopping: the host ended instantiation or `create` (its
+    /// `InstanceLimits::interrupt` fired). Not the plugin's doing.
+    #[error("{STOPPED}")]
+    Stopped,
 }
 
 impl CreateError {
@@ -75,6 +79,7 @@ impl CreateError {
             CreateError::Config { .. } => FaultClass::PluginConfig,
             CreateError::WrongKind { .. } => FaultClass::WrongKind,
             CreateError::Fault(f) => f.class(),
+            CreateError::Stopped => FaultClass::Stopping,
         }
     }
 }
@@ -93,6 +98,45 @@ pub enum CallError {
     /// The plugin broke; the instance has been discarded.
     #[error(transparent)]
     Fault(#[from] Fault),
+    /// The connector is stopping: the host ended the call (its `InstanceLimits::interrupt`
+    /// fired) and discarded the instance. Not the plugin's doing: nothing of the call's input
+    /// is to be committed or failed.
+    #[error("{STOPPED}")]
+    Stopped,
+}
+
+const STOPPED: &str = "the host ended the plugin call because its connector is stopping";
+
+/// Why a call into a sandbox gave no answer: the plugin broke, or the host stopped it. Either
+/// way the instance is poisoned.
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    Fault(Fault),
+    Stopped,
+}
+
+impl From<Fault> for Unanswered {
+    fn from(fault: Fault) -> Self {
+        Unanswered::Fault(fault)
+    }
+}
+
+impl From<Unanswered> for CallError {
+    fn from(u: Unanswered) -> Self {
+        match u {
+            Unanswered::Fault(fault) => CallError::Fault(fault),
+            Unanswered::Stopped => CallError::Stopped,
+        }
+    }
+}
+
+impl From<Unanswered> for CreateError {
+    fn from(u: Unanswered) -> Self {
+        match u {
+            Unanswered::Fault(fault) => CreateError::Fault(fault),
+            Unanswered::Stopped => CreateError::Stopped,
+        }
+    }
 }
 
 /// A plugin broke: it trapped, ran out of time or memory, or returned malformed data. The

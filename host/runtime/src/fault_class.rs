@@ -86,8 +86,8 @@ fault_classes! {
     Fenced => "fenced",
     /// A bug in the host ended the connector's task.
     Panic => "panic",
-    /// The connector was stopped while a batch waited to be retried; a shutdown, not a
-    /// failure.
+    /// The connector was stopped while a batch waited to be retried, or past the stop's grace
+    /// period while a plugin call ran (the host ended the call); a shutdown, not a failure.
     Stopping => "stopping",
 }
 

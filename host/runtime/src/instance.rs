@@ -8,6 +8,7 @@ use crate::bindings::forwarding::ForwardingTransformPlugin;
 use crate::bindings::transform::TransformPlugin;
 use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
+use crate::interrupt::guarded;
 use crate::labels::InstanceLabels;
 use crate::lazy_input::LazyTransform;
 use crate::limits::InstanceLimits;
@@ -85,7 +86,7 @@ impl TransformInstance {
         let (store, cpu) = (&mut sandbox.store, &mut sandbox.cpu);
         let config = plugin.create_config(config_json);
         let created = cpu_timed(cpu, Bindings::instantiate(pre, store, &config));
-        let outcome = tokio::time::timeout(timeout, created).await;
+        let outcome = guarded(timeout, &sandbox.limits.interrupt, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(transformer) => Ok(Self { sandbox, bindings, transformer }),
@@ -97,7 +98,7 @@ impl TransformInstance {
     pub async fn transform(&mut self, batch: &InputBatch) -> Result<OutputBatch, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let call = self.bindings.transform(&mut self.sandbox.store, self.transformer, batch);
-        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, call)).await;
+        let outcome = guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(&mut self.sandbox.cpu, call)).await;
         let max_records = self.sandbox.limits.max_output_records;
         let forwards = !matches!(self.bindings, Bindings::Plain(_));
         match self.sandbox.settle(outcome)? {

@@ -21,7 +21,8 @@
 //! 6. `limits.rs`: [`InstanceLimits`], the limits and grants of one instance;
 //! 7. `capabilities/`: `log` and `http`, each reaching the store through a trait of its own
 //!    rather than `state.rs`;
-//! 8. the leaves: `labels.rs` ([`InstanceLabels`]); `scrub.rs` ([`Scrub`]); `error.rs`, then
+//! 8. the leaves: `labels.rs` ([`InstanceLabels`]); `scrub.rs` ([`Scrub`]); `interrupt.rs`
+//!    ([`Interrupt`], and the guard every call runs under); `error.rs`, then
 //!    `fault_class.rs` ([`FaultClass`]); `source_batch.rs`, then `batch.rs` (the batch layout), then
 //!    `bindings.rs` (generated from `wit/`).
 
@@ -32,6 +33,7 @@ mod engine;
 mod error;
 mod fault_class;
 mod instance;
+mod interrupt;
 mod labels;
 mod lazy_input;
 mod limits;
@@ -58,6 +60,7 @@ pub use error::{CallError, CreateError, Fault, LoadError};
 pub use capabilities::log::escape_control;
 pub use fault_class::FaultClass;
 pub use instance::TransformInstance;
+pub use interrupt::Interrupt;
 pub use labels::InstanceLabels;
 pub use limits::InstanceLimits;
 pub use usage::Usage;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::capabilities::http::HttpGrant;
+use crate::interrupt::Interrupt;
 use crate::scrub::Scrub;
 use crate::capabilities::object_store::StorageGrant;
 use crate::capabilities::sql::SqlGrant;
@@ -34,6 +35,8 @@ pub struct InstanceLimits {
     /// The database a source may query, read-only (the `sql` capability's grant). Default:
     /// none.
     pub sql: Option<SqlGrant>,
+    /// Ends the instance's calls early when its connector is stopping. Default: never fired.
+    pub interrupt: Interrupt,
 }
 
 impl Default for InstanceLimits {
@@ -48,6 +51,7 @@ impl Default for InstanceLimits {
             scrub: Scrub::default(),
             storage: None,
             sql: None,
+            interrupt: Interrupt::default(),
         }
     }
 }

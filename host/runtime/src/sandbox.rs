@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::types::{ConfigError, RecordError};
-use crate::error::{CreateError, Fault};
+use crate::error::{CreateError, Fault, Unanswered};
+use crate::interrupt::Cut;
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
@@ -32,8 +33,8 @@ pub(crate) struct Sandbox {
     pub(crate) cpu: CpuMeter,
 }
 
-/// What a guarded call produced before classification.
-pub(crate) type Outcome<R> = Result<wasmtime::Result<R>, tokio::time::error::Elapsed>;
+/// What a guarded call (`interrupt::guarded`) produced before classification.
+pub(crate) type Outcome<R> = Result<wasmtime::Result<R>, Cut>;
 
 impl Sandbox {
     pub(crate) fn new(plugin: &Plugin, labels: InstanceLabels, limits: InstanceLimits) -> Self {
@@ -82,11 +83,12 @@ impl Sandbox {
         limit + TIMEOUT_SLACK + data.sql.grant.as_ref().map_or(Duration::ZERO, |g| g.per_call)
     }
 
-    /// Classifies a call's outcome; a fault poisons the instance.
-    pub(crate) fn settle<R>(&mut self, outcome: Outcome<R>) -> Result<R, Fault> {
+    /// Classifies a call's outcome; a fault or an interrupt poisons the instance.
+    pub(crate) fn settle<R>(&mut self, outcome: Outcome<R>) -> Result<R, Unanswered> {
         let result = match outcome {
-            Err(_elapsed) => Err(Fault::Timeout { limit_ms: millis(self.current_limit()) }),
-            Ok(Err(e)) => Err(self.classify(e)),
+            Err(Cut::Elapsed) => Err(Unanswered::Fault(Fault::Timeout { limit_ms: millis(self.current_limit()) })),
+            Err(Cut::Interrupted) => Err(Unanswered::Stopped),
+            Ok(Err(e)) => Err(Unanswered::Fault(self.classify(e))),
             Ok(Ok(r)) => Ok(r),
         };
         self.store.data_mut().creating = false;

@@ -8,6 +8,7 @@ use crate::bindings::sink::SinkPlugin;
 use crate::capabilities::sink_progress::Holds;
 use crate::bindings::types::{InputBatch, RecordError, TopicPartition};
 use crate::error::{CallError, CreateError, Fault};
+use crate::interrupt::guarded;
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
@@ -34,7 +35,7 @@ impl SinkInstance {
             let result = bindings.turnpike_plugin_sink().writer().call_create(&mut *store, config_json).await?;
             wasmtime::Result::Ok((bindings, result))
         });
-        let outcome = tokio::time::timeout(timeout, created).await;
+        let outcome = guarded(timeout, &sandbox.limits.interrupt, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(writer) => Ok(Self { sandbox, bindings, writer }),
@@ -46,7 +47,7 @@ impl SinkInstance {
     pub async fn write(&mut self, batch: &InputBatch) -> Result<Vec<RecordError>, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let writer = self.bindings.turnpike_plugin_sink().writer();
-        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, writer.call_write(&mut self.sandbox.store, self.writer, batch))).await;
+        let outcome = guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(&mut self.sandbox.cpu, writer.call_write(&mut self.sandbox.store, self.writer, batch))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(rejected) => {
@@ -71,7 +72,7 @@ impl SinkInstance {
         let timeout = self.sandbox.begin_call()?;
         self.sandbox.store.data_mut().progress.clear();
         let writer = self.bindings.turnpike_plugin_sink().writer();
-        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, writer.call_flush(&mut self.sandbox.store, self.writer))).await;
+        let outcome = guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(&mut self.sandbox.cpu, writer.call_flush(&mut self.sandbox.store, self.writer))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(()) => Ok(()),
@@ -96,9 +97,9 @@ impl SinkInstance {
         let writer = self.bindings.turnpike_plugin_sink().writer();
         let (store, cpu) = (&mut self.sandbox.store, &mut self.sandbox.cpu);
         let outcome = if assigned {
-            tokio::time::timeout(timeout, cpu_timed(cpu, writer.call_assigned(store, self.writer, partitions))).await
+            guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(cpu, writer.call_assigned(store, self.writer, partitions))).await
         } else {
-            tokio::time::timeout(timeout, cpu_timed(cpu, writer.call_revoked(store, self.writer, partitions))).await
+            guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(cpu, writer.call_revoked(store, self.writer, partitions))).await
         };
         Ok(self.sandbox.settle(outcome)?)
     }

@@ -4,6 +4,7 @@ use wasmtime::component::ResourceAny;
 
 use crate::bindings::source::SourcePlugin;
 use crate::error::{CallError, CreateError, Fault};
+use crate::interrupt::guarded;
 use crate::labels::InstanceLabels;
 use crate::limits::InstanceLimits;
 use crate::plugin::{Plugin, PluginKind};
@@ -42,7 +43,7 @@ impl SourceInstance {
             let result = reader.call_create(&mut *store, config_json, position).await?;
             wasmtime::Result::Ok((bindings, result))
         });
-        let outcome = tokio::time::timeout(timeout, created).await;
+        let outcome = guarded(timeout, &sandbox.limits.interrupt, created).await;
         let (bindings, result) = sandbox.settle(outcome)?;
         match result {
             Ok(reader) => Ok(Self { sandbox, bindings, reader, output_topic: output_topic.to_owned() }),
@@ -54,7 +55,7 @@ impl SourceInstance {
     pub async fn poll(&mut self, max_records: u32) -> Result<Polled, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let reader = self.bindings.turnpike_plugin_source().reader();
-        let outcome = tokio::time::timeout(timeout, cpu_timed(&mut self.sandbox.cpu, reader.call_poll(&mut self.sandbox.store, self.reader, max_records))).await;
+        let outcome = guarded(timeout, &self.sandbox.limits.interrupt, cpu_timed(&mut self.sandbox.cpu, reader.call_poll(&mut self.sandbox.store, self.reader, max_records))).await;
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
             Ok(batch) => match check_poll(batch, &self.output_topic, max_records as usize) {

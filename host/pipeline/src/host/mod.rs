@@ -27,7 +27,7 @@ use tokio::sync::{OwnedMutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, ConnectorConfig, PluginName, SandboxConfig, TeamName, TeamPolicy};
 use turnpike_kafka::{ensure_positions_topic, GroupProtocol, DEFAULT_POSITIONS_TOPIC};
-use turnpike_runtime::Runtime;
+use turnpike_runtime::{Interrupt, Runtime};
 use turnpike_state::{Lifecycle, SecretStore, StateStore};
 
 pub use self::error::HostError;
@@ -37,8 +37,13 @@ use self::table::{Definition, Entry, Run};
 use crate::events::Events;
 use crate::registry::PluginRegistry;
 use crate::status::{ConnectorStatus, LiveStatus};
-use crate::supervisor::{supervise, Shared};
+use crate::supervisor::{supervise, Controls, Shared};
 use crate::swap::SwapRequest;
+
+/// How long a stopping connector's plugin calls may go on before the host ends them: a batch
+/// in hand usually finishes in milliseconds, and one call may otherwise hold a stop for its
+/// whole batch timeout. At shutdown, half of `shutdown_timeout_ms` if that is shorter.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What `put_connector` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,9 +228,11 @@ impl Host {
         let (paused, paused_rx) = tokio::sync::watch::channel(paused);
         let (swaps, swaps_rx) = tokio::sync::watch::channel(SwapRequest::default());
         let (connector, connector_rx) = tokio::sync::watch::channel(connector.clone());
-        let run = supervise(self.shared.clone(), connector_rx, status.clone(), cancel.clone(), (paused_rx, swaps_rx));
+        let interrupt = Interrupt::default();
+        let controls = Controls { paused: paused_rx, swaps: swaps_rx, interrupt: interrupt.clone() };
+        let run = supervise(self.shared.clone(), connector_rx, status.clone(), cancel.clone(), controls);
         let supervisor = tokio::spawn(crate::supervisor::guarded(status.clone(), run));
-        Run { cancel, supervisor, paused, swaps, connector }
+        Run { cancel, interrupt, supervisor, paused, swaps, connector }
     }
 
     /// A new entry for `connector`, running (or paused, as `lifecycle` says).
@@ -234,11 +241,11 @@ impl Host {
         Entry { run: Some(run), ..Entry::idle(Definition::Valid(connector), status, lifecycle) }
     }
 
-    /// Stops the connector's current run gracefully (in-flight work committed) and waits.
+    /// Stops the connector's current run gracefully (in-flight work committed, a plugin call
+    /// ended after [`STOP_GRACE`]) and waits.
     async fn halt(&self, name: &str) -> Result<(), HostError> {
         if let Some(run) = self.with(name, |r| r.run.take())? {
-            run.cancel.cancel();
-            let _ = run.join().await;
+            let _ = run.stop(name, STOP_GRACE).await;
         }
         Ok(())
     }
@@ -295,11 +302,11 @@ impl Host {
     }
 
     /// Stops every connector gracefully: in-flight batches are finished, their outputs
-    /// acknowledged and their offsets committed. Waits at most `within` for all of them
-    /// together, and returns the names of those still stopping then: their runs are left to
-    /// the process's exit, and what they had not committed is read again at the next start
-    /// (a plugin call can take up to its batch timeout, a delivery to an unreachable broker
-    /// minutes).
+    /// acknowledged and their offsets committed; a plugin call still running after
+    /// [`STOP_GRACE`] or half of `within` (the shorter) is ended. Waits at most `within` for
+    /// all of them together, and returns the names of those still stopping then: their runs
+    /// are left to the process's exit, and what they had not committed is read again at the
+    /// next start (a delivery to an unreachable broker can take minutes).
     pub async fn shutdown(&self, within: std::time::Duration) -> Vec<String> {
         use futures::StreamExt as _;
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -315,7 +322,14 @@ impl Host {
                 .collect()
         };
         let mut stopping: std::collections::BTreeSet<String> = runs.iter().map(|(name, _)| name.clone()).collect();
-        let mut joins: futures::stream::FuturesUnordered<_> = runs.into_iter().map(|(name, run)| async move { (name, run.join().await) }).collect();
+        let grace = STOP_GRACE.min(within / 2);
+        let mut joins: futures::stream::FuturesUnordered<_> = runs
+            .into_iter()
+            .map(|(name, run)| async move {
+                let stopped = run.stop(&name, grace).await;
+                (name, stopped)
+            })
+            .collect();
         let deadline = tokio::time::sleep(within);
         tokio::pin!(deadline);
         loop {

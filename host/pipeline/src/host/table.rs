@@ -3,11 +3,13 @@
 //! supervisor. Which operator action fits which state is [`transition`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::{Connector, ConnectorConfig, ConnectorKind};
+use turnpike_runtime::Interrupt;
 use turnpike_state::Lifecycle;
 
 use super::HostError;
@@ -75,6 +77,8 @@ fn kind_as_written(config: &ConnectorConfig) -> ConnectorKind {
 /// The handles of a connector's current run.
 pub(super) struct Run {
     pub(super) cancel: CancellationToken,
+    /// Ends the run's plugin calls when a stop takes longer than its grace period.
+    pub(super) interrupt: Interrupt,
     pub(super) supervisor: JoinHandle<()>,
     pub(super) paused: watch::Sender<bool>,
     pub(super) swaps: watch::Sender<SwapRequest>,
@@ -89,10 +93,28 @@ impl Run {
         self.swaps.send_replace(SwapRequest { generation, stages, reply });
     }
 
+    /// Stops the run and waits for its supervisor to end. Its tasks finish the batch in hand
+    /// and commit it; a plugin call still running after `grace` is ended then (the batch is
+    /// not committed, and is read again at the next start), so a plugin that spins or waits
+    /// cannot hold the stop for its whole batch timeout.
+    pub(super) async fn stop(self, name: &str, grace: Duration) -> Result<(), tokio::task::JoinError> {
+        self.cancel.cancel();
+        let interrupt = self.interrupt.clone();
+        let mut joined = std::pin::pin!(self.join());
+        match tokio::time::timeout(grace, &mut joined).await {
+            Ok(ended) => ended,
+            Err(_) => {
+                tracing::warn!(connector = %name, grace_ms = grace.as_millis() as u64, "still stopping after its grace period; ending its plugin calls (what they had not finished is read again at the next start)");
+                interrupt.fire();
+                joined.await
+            }
+        }
+    }
+
     /// Waits for the supervisor to end (after [`CancellationToken::cancel`]). The channels
     /// stay open until it has: the task must see a stop, not its controls vanishing.
-    pub(super) async fn join(self) -> Result<(), tokio::task::JoinError> {
-        let Run { supervisor, paused: _paused, swaps: _swaps, connector: _connector, cancel: _cancel } = self;
+    async fn join(self) -> Result<(), tokio::task::JoinError> {
+        let Run { supervisor, paused: _paused, swaps: _swaps, connector: _connector, cancel: _cancel, interrupt: _interrupt } = self;
         supervisor.await
     }
 }

@@ -60,7 +60,12 @@ pub(crate) enum Exit {
 }
 
 impl From<FaultInfo> for Exit {
+    /// A plugin instance the host declined to create because the connector is stopping
+    /// (class `stopping`) ends the run as a shutdown, not a failure.
     fn from(fault: FaultInfo) -> Self {
+        if fault.class == FaultClass::Stopping.as_str() {
+            return Exit::Shutdown;
+        }
         Exit::Failed(fault)
     }
 }

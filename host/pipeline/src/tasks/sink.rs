@@ -85,7 +85,7 @@ impl SinkTask {
         let name = cx.connector.name().to_string();
         let sink = match start(&mut cx, &step, &plugin, limits, &secrets).await {
             Ok(sink) => sink,
-            Err(fault) => return finish(&cx.status, &name, Exit::Failed(fault)),
+            Err(fault) => return finish(&cx.status, &name, fault.into()),
         };
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
@@ -221,7 +221,7 @@ impl Writer {
             match retry.settle(written, log).await {
                 Attempt::Done(rejected) => return Ok(Some(rejected)),
                 Attempt::Again => {}
-                Attempt::Stopped => return Ok(None),
+                Attempt::Stopped | Attempt::Failed(CallError::Stopped) => return Ok(None),
                 Attempt::GaveUp(message) => break PluginError { kind: ErrorKind::InvalidRecord, message: format!("{message} (still failing after errors.retry_timeout_ms)") },
                 Attempt::Failed(CallError::Fault(f)) => return Err(sink_fault(&self.plugin, &cx.status, &f)),
                 Attempt::Failed(CallError::Plugin { kind, message }) => break PluginError { kind, message },
@@ -257,8 +257,8 @@ impl Writer {
             let message = match retry.settle(flushed, log).await {
                 Attempt::Done(()) => break,
                 Attempt::Again => continue,
-                Attempt::Stopped => {
-                    tracing::warn!("stopped while retrying a flush; what was written since the last flush will be read again");
+                Attempt::Stopped | Attempt::Failed(CallError::Stopped) => {
+                    tracing::warn!(connector = %cx.connector.name(), "stopped before the flush ended; what was written since the last flush will be read again");
                     return Err(Exit::Shutdown);
                 }
                 Attempt::Failed(CallError::Fault(f)) => return Err(sink_fault(&self.plugin, &cx.status, &f).into()),
@@ -331,11 +331,12 @@ impl Writer {
         let partitions: Vec<TopicPartition> = list.into_iter().map(|(topic, partition)| TopicPartition { topic, partition }).collect();
         let told = self.sink.partitions(&partitions, assigned).await;
         cx.status.measures.note_usage(cx.task, "sink", &self.plugin.label(), self.sink.take_usage());
-        told.map_err(|e| match e {
-            CallError::Fault(f) => sink_fault(&self.plugin, &cx.status, &f),
-            other => FaultInfo::new(FaultClass::RecordError, other.to_string()),
-        })?;
-        Ok(())
+        match told {
+            Ok(()) => Ok(()),
+            Err(CallError::Stopped) => Err(Exit::Shutdown),
+            Err(CallError::Fault(f)) => Err(sink_fault(&self.plugin, &cx.status, &f).into()),
+            Err(other) => Err(FaultInfo::new(FaultClass::RecordError, other.to_string()).into()),
+        }
     }
 }
 

@@ -61,11 +61,11 @@ impl SourceTask {
         // before, so nothing it saves after can land, and what it saved before is read.
         let writer = match self.position_writer().await {
             Ok(writer) => writer,
-            Err(fault) => return finish(&self.cx.status, &name, Exit::Failed(fault)),
+            Err(fault) => return finish(&self.cx.status, &name, fault.into()),
         };
         let (position, source) = match self.start().await {
             Ok(started) => started,
-            Err(fault) => return finish(&self.cx.status, &name, Exit::Failed(fault)),
+            Err(fault) => return finish(&self.cx.status, &name, fault.into()),
         };
         self.cx.started();
         tracing::info!(connector = %name, plugins = ?self.cx.status.plugins(), resumed = position.is_some(), "source connector running");
@@ -184,7 +184,7 @@ impl SourceTask {
             match retry.settle(polled, log).await {
                 Attempt::Done(polled) => return Ok(Some(polled)),
                 Attempt::Again => {}
-                Attempt::Stopped => return Err(Exit::Shutdown),
+                Attempt::Stopped | Attempt::Failed(CallError::Stopped) => return Err(Exit::Shutdown),
                 Attempt::GaveUp(message) => {
                     return Err(FaultInfo::new(FaultClass::RecordError, format!("plugin {label} (source) kept failing past errors.retry_timeout_ms: {message}")).into());
                 }

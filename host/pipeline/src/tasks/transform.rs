@@ -16,7 +16,6 @@ use super::{drain, finish, produce, Exit, PauseHooks, TaskContext};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
 use crate::events::EventKind;
 use crate::failures::ReadFrom;
-use crate::status::FaultInfo;
 use crate::swap::SwapRequest;
 
 pub(crate) struct TransformTask {
@@ -46,7 +45,7 @@ impl TransformTask {
         let Self { mut cx, mut consumer, opener, output_topic, swaps, applied_swap } = self;
         let name = cx.connector.name().to_string();
         if let Err(e) = cx.chain.prepare().await {
-            return finish(&cx.status, &name, Exit::Failed(FaultInfo::new(e.class(), e.to_string())));
+            return finish(&cx.status, &name, Exit::from(e));
         }
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
