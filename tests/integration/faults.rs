@@ -71,7 +71,7 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
             "- name: stuck\n  topics: [{topic_in}]\n  output_topic: {topic_in}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: {marker} }}\n"
         )
     };
-    let sections = format!("shutdown_timeout_ms: 4000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
+    let sections = format!("shutdown_timeout_ms: 6000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
     let dir = std::env::temp_dir().join(unique("turnpike-stuck"));
     let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("STALL")))?;
     host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
@@ -90,7 +90,7 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     assert!(status["faults"].as_object().is_none_or(|f| f.is_empty()), "no fault is counted against the plugin: {status}");
 
     // Resumed, it reads the record again (never committed) and spins again; SIGTERM ends the
-    // call after half of shutdown_timeout_ms and exits cleanly.
+    // call after half of shutdown_timeout_ms (3 s) and exits cleanly.
     let (code, body) = http(&host.admin, "POST", "/v1/connectors/stuck/resume")?;
     assert!(code / 100 == 2, "{code} {body}");
     wait_until("the stalling record to be read again", Duration::from_secs(60), || Ok(read(&host, 2)?.then_some(()))).with_context(|| host.log_text())?;
@@ -100,13 +100,62 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     let log = host.log_text();
     assert!(took < Duration::from_secs(15), "SIGTERM took {took:?} to stop the host; log:\n{log}");
     assert!(exit.success(), "every connector stopped: a clean exit: {exit}; log:\n{log}");
-    assert!(log.contains("still stopping after its grace period; ending its plugin calls"), "{log}");
+    let ended = log.matches("still stopping after its grace period; ending its plugin calls").count();
+    assert_eq!(ended, 2, "the API stop and the shutdown each ended the call; log:\n{log}");
 
     // Started again with a plugin that forwards everything: the record comes out.
     let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("NEVER")))?;
     host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
     let out = consume_until(&format!("{topic_in}-out"), Duration::from_secs(60), |got| !got.is_empty()).await?;
     assert_eq!(out, [("k0".to_owned(), "STALL".to_owned())], "log:\n{}", host.log_text());
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
+/// The same for a sink waiting on an endpoint that does not answer: a stop ends the write after
+/// its grace period, and the last flush a stopping sink makes (of what it wrote before) is a
+/// stop too, not a call on the interrupted instance counted as the plugin's fault.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sink_write_stuck_on_its_endpoint_is_ended_by_a_stop_without_a_fault() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let topic = unique("stuck-sink");
+    create_topic(&topic, 1).await?;
+    // Answers every write at once, except one holding HANG: that one waits two minutes.
+    let hanging = std::sync::Arc::new(AtomicBool::new(false));
+    let seen = hanging.clone();
+    let server = TestServer::start(move |r| {
+        if String::from_utf8_lossy(&r.body).contains("HANG") {
+            seen.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_secs(120));
+        }
+        json(200, "{}")
+    })?;
+    // Flushed only at the stop: the first write is still unflushed when the second hangs. The
+    // write waits up to 30 s (the grant's response timeout), past the stop's grace period.
+    let connector = format!(
+        "- name: stuck-sink\n  topics: [{topic}]\n  limits: {{ batch_timeout_ms: 60000 }}\n  http: {{ allow: [\"127.0.0.1:{}\"] }}\n  sink:\n    plugin: http-sink\n    flush_interval_ms: 60000\n    config: {{ url: \"{}\", timeout_ms: 60000 }}\n",
+        server.port,
+        server.url("/in")
+    );
+    let dir = std::env::temp_dir().join(unique("turnpike-stuck-sink"));
+    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), "", &connector))?;
+    host.wait_state("stuck-sink", "RUNNING", Duration::from_secs(120))?;
+    let producer = producer()?;
+    produce(&producer, &topic, &[("k0".to_owned(), r#"{"n":1}"#.to_owned())]).await?;
+    wait_until("the first record written", Duration::from_secs(60), || Ok((server.received().len() == 1).then_some(()))).with_context(|| host.log_text())?;
+    produce(&producer, &topic, &[("k1".to_owned(), r#"{"n":2,"x":"HANG"}"#.to_owned())]).await?;
+    wait_until("the second write waiting", Duration::from_secs(60), || Ok(hanging.load(Ordering::SeqCst).then_some(()))).with_context(|| host.log_text())?;
+
+    let asked = std::time::Instant::now();
+    let (code, body) = http(&host.admin, "POST", "/v1/connectors/stuck-sink/stop")?;
+    let took = asked.elapsed();
+    assert!(code / 100 == 2, "{code} {body}");
+    assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(25), "the stop took {took:?}; log:\n{}", host.log_text());
+    let (_, status) = host.get("/v1/connectors/stuck-sink")?;
+    assert!(status["faults"].as_object().is_none_or(|f| f.is_empty()), "no fault is counted against the plugin: {status}");
+    let log = host.log_text();
+    assert!(!log.contains("connector failed"), "the stop is not a failure; log:\n{log}");
     assert!(host.stop()?.success());
     Ok(())
 }

@@ -68,7 +68,8 @@ impl From<HostError> for ApiError {
             HostError::DryRun(DryRunError::Call(turnpike_pipeline::CallError::Plugin { .. })) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_error", detail)
             }
-            // A dry run's instances are never interrupted; a host shutting down says so.
+            // Never seen today (a dry run's instances have an interrupt nobody fires); should
+            // one be interrupted, the host was stopping it.
             HostError::DryRun(DryRunError::Create(turnpike_pipeline::CreateError::Stopped) | DryRunError::Call(turnpike_pipeline::CallError::Stopped)) => {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "stopping", detail)
             }

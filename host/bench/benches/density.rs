@@ -184,8 +184,7 @@ async fn run() -> anyhow::Result<()> {
     println!("density: busy pii-mask connector alone {alone:.0} records/s, beside {count} idle {beside:.0} records/s: {:.2}× alone", beside / alone);
 
     let began = Instant::now();
-    let stuck = host.shutdown(Duration::from_secs(60)).await;
-    anyhow::ensure!(stuck.is_empty(), "connectors still stopping after 60 s: {stuck:?}");
+    turnpike_bench::shut_down(&host).await?;
     println!("density: shutdown of {count} connectors took {:.1} s", began.elapsed().as_secs_f64());
     Ok(())
 }

@@ -129,8 +129,7 @@ async fn run() -> anyhow::Result<()> {
             println!("e2e: latency at {rate:>6} records/s, {:<30} p50 {:>4} ms  p99 {:>4} ms  max {:>4} ms", reader.label(), at(0.5), at(0.99), at(1.0));
         }
     }
-    let stuck = host.shutdown(Duration::from_secs(60)).await;
-    anyhow::ensure!(stuck.is_empty(), "connectors still stopping after 60 s: {stuck:?}");
+    turnpike_bench::shut_down(&host).await?;
     drop(broker);
     Ok(())
 }

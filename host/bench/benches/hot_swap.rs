@@ -124,8 +124,7 @@ async fn run() -> anyhow::Result<()> {
     println!("{:<44} {:>10.1} {:>10.1} {:>10.1}", "longest output silence, no swap (baseline)", ms(b50), ms(b99), ms(*baseline.last().unwrap()));
     println!("{:<44} {:>10.1} {:>10.1} {:>10.1}", "PUT answered (new versions running)", ms(t50), ms(t99), ms(*took_sorted.last().unwrap()));
     println!("stall attributable to swapping (p99 minus baseline p99): {:.1} ms", ms(d99.saturating_sub(b99)));
-    let stuck = host.shutdown(Duration::from_secs(60)).await;
-    anyhow::ensure!(stuck.is_empty(), "connectors still stopping after 60 s: {stuck:?}");
+    turnpike_bench::shut_down(&host).await?;
     drop(broker);
     Ok(())
 }

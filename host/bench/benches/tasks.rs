@@ -60,7 +60,6 @@ async fn run() -> anyhow::Result<()> {
         println!("tasks: {tasks}: {:>9.0} records/s  {:>6.1} MB/s  {ratio:.2}× tasks: 1  (plugin CPU {cpu:.1} s)", rate, rate * sample.len() as f64 / 1e6);
         host.delete_connector(&name).await?;
     }
-    let stuck = host.shutdown(Duration::from_secs(60)).await;
-    anyhow::ensure!(stuck.is_empty(), "connectors still stopping after 60 s: {stuck:?}");
+    turnpike_bench::shut_down(&host).await?;
     Ok(())
 }

@@ -6,6 +6,14 @@ pub mod broker;
 use turnpike_runtime::{BatchBuilder, RecordRef};
 use turnpike_sdk::bindings::turnpike::plugin::types as sdk;
 
+/// Stops every connector of `host`, as `turnpike run` does at SIGTERM but waiting up to a
+/// minute; a connector still stopping then fails the benchmark (its figures would not hold).
+pub async fn shut_down(host: &turnpike_pipeline::Host) -> anyhow::Result<()> {
+    let stuck = host.shutdown(std::time::Duration::from_secs(60)).await;
+    anyhow::ensure!(stuck.is_empty(), "connectors still stopping after 60 s: {stuck:?}");
+    Ok(())
+}
+
 /// A realistic customer record (~420 bytes of JSON with PII).
 pub fn customer(i: usize) -> String {
     format!(

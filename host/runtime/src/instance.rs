@@ -94,7 +94,8 @@ impl TransformInstance {
         }
     }
 
-    /// Runs one batch. On `Err(CallError::Fault(_))` the instance is poisoned.
+    /// Runs one batch. On `Err(CallError::Fault(_))` or `Err(CallError::Stopped)` the
+    /// instance is poisoned.
     pub async fn transform(&mut self, batch: &InputBatch) -> Result<OutputBatch, CallError> {
         let timeout = self.sandbox.begin_call()?;
         let call = self.bindings.transform(&mut self.sandbox.store, self.transformer, batch);

@@ -107,8 +107,9 @@ impl BatchSlot {
         // only here, from the import below, which runs inside the call `LazyTransform::call`
         // makes while holding that `Lent`. wasmtime then copies the slice into the plugin,
         // calling the plugin's allocator first; if the call's future is dropped while the
-        // plugin is there (a timeout at an epoch yield), wasmtime resumes it with an error
-        // before the copy, and only then is the `Lent` dropped (see `call`). This holds while
+        // plugin is there (a timeout or an interrupt at an epoch yield: `interrupt::guarded`),
+        // wasmtime resumes it with an error before the copy, and only then is the `Lent`
+        // dropped (see `call`). This holds while
         // the call runs one wasm call at a time on its own fiber: with wasmtime's
         // `component-model-async` (not compiled in: see the root Cargo.toml) calls could interleave, and this
         // must be thought through again. The `'static` is what `func_wrap` asks of a return

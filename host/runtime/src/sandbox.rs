@@ -64,11 +64,15 @@ impl Sandbox {
         self.begin(self.limits.create_timeout, true)
     }
 
-    /// Starts one call; returns the async timeout to wrap it in, or a fault if the instance
-    /// is already poisoned.
-    pub(crate) fn begin_call(&mut self) -> Result<Duration, Fault> {
+    /// Starts one call; returns the async timeout to wrap it in, or why it may not run: the
+    /// connector is stopping (checked first: a call after an interrupted one is a stop, not
+    /// the plugin's fault), or the instance is poisoned.
+    pub(crate) fn begin_call(&mut self) -> Result<Duration, Unanswered> {
+        if self.limits.interrupt.is_fired() {
+            return Err(Unanswered::Stopped);
+        }
         if self.poisoned {
-            return Err(Fault::Trap { message: "instance already faulted; create a new one".into() });
+            return Err(Unanswered::Fault(Fault::Trap { message: "instance already faulted; create a new one".into() }));
         }
         Ok(self.begin(self.limits.batch_timeout, false))
     }

@@ -57,6 +57,7 @@ async fn a_call_spinning_in_the_plugin_ends_when_the_interrupt_fires() {
     }
     assert!(start.elapsed() < Duration::from_secs(5), "ended at the interrupt, not the batch timeout: {:?}", start.elapsed());
     assert!(t.is_poisoned(), "an interrupted instance is not called again");
+    assert!(matches!(t.transform(&one_record("fine")).await, Err(CallError::Stopped)), "a call after an interrupted one is a stop, not a fault");
 }
 
 #[tokio::test]
@@ -77,6 +78,8 @@ async fn a_call_waiting_in_a_host_call_ends_when_the_interrupt_fires() {
     }
     assert!(start.elapsed() < Duration::from_secs(5), "ended at the interrupt, not the response timeout: {:?}", start.elapsed());
     assert!(sink.is_poisoned());
+    // What a stopping sink task does next: its last flush, which must not count as a fault.
+    assert!(matches!(sink.flush().await, Err(CallError::Stopped)), "a flush after an interrupted write is a stop, not a fault");
     drop(listener);
 }
 
