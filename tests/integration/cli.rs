@@ -12,6 +12,12 @@ fn cli(api: &str, args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// Runs the CLI and asserts it exited 0; on failure, shows what it printed and the host log.
+fn succeeds(host: &HostProcess, api: &str, args: &[&str]) {
+    let (code, out, err) = cli(api, args);
+    assert_eq!(code, 0, "{args:?} exited {code}: {err}{out}\nhost log:\n{}", host.log_text());
+}
+
 fn json_of(api: &str, args: &[&str]) -> serde_json::Value {
     let mut with_json = args.to_vec();
     with_json.extend(["--output", "json"]);
@@ -56,14 +62,14 @@ async fn the_cli_manages_plugins_and_connectors() -> anyhow::Result<()> {
     let (_, table, _) = cli(&api, &["connector", "ls"]);
     assert!(table.contains("NAME") && table.contains("c1") && table.contains("RUNNING") && table.contains("copy@1"), "{table}");
 
-    assert_eq!(cli(&api, &["connector", "pause", "c1"]).0, 0);
-    assert_eq!(cli(&api, &["connector", "stop", "c1"]).0, 0);
+    succeeds(&host, &api, &["connector", "pause", "c1"]);
+    succeeds(&host, &api, &["connector", "stop", "c1"]);
     assert_eq!(json_of(&api, &["connector", "get", "c1"])["state"], "STOPPED");
     let offsets = json_of(&api, &["connector", "offsets", "c1"]);
     assert_eq!(offsets["group_id"], "turnpike-c1");
     let (_, restart, _) = cli(&api, &["connector", "restart", "c2", "--only-failed"]);
     assert_eq!(restart, "c2: not failed; left alone\n");
-    assert_eq!(cli(&api, &["connector", "rm", "c2"]).0, 0);
+    succeeds(&host, &api, &["connector", "rm", "c2"]);
     assert_eq!(json_of(&api, &["connector", "ls"])["connectors"].as_array().map(Vec::len), Some(1));
     assert_eq!(json_of(&api, &["plugin", "ls"])["plugins"].as_array().unwrap().iter().filter(|p| p["name"] == "copy").count(), 1);
 
