@@ -148,3 +148,49 @@ async fn tasks_scale_up_to_max_under_a_backlog_and_back_down_once_it_drains() ->
     assert!(host.stop()?.success());
     Ok(())
 }
+
+/// When one task fails, its run stops as a whole; a sibling stuck in a plugin call (here one
+/// that spins under a 60 s batch timeout) is ended after the stop's grace period, so the run
+/// ends, and the restart policy acts, in about 10 s rather than at the stuck call's timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_stuck_in_a_plugin_call_does_not_hold_its_run_after_a_sibling_failed() -> anyhow::Result<()> {
+    let (faulty_wasm, _) = fixtures()?;
+    let topic = unique("sibling-in");
+    create_topic(&topic, 2).await?;
+    // Two steps: the first spins on STALL, the second traps on BOOM. Giving up at the first
+    // failure makes the run's end visible (a `gave_up` event, once every task ended). Never
+    // idle: an idle task would leave the group and its partition move to the spinning one.
+    let connector = format!(
+        "- name: siblings\n  topics: [{topic}]\n  output_topic: {topic}-out\n  tasks: 2\n  batch: {{ idle_after_ms: 0 }}\n  limits: {{ batch_timeout_ms: 60000 }}\n  restart: {{ max_failures: 1 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: STALL }}\n    - plugin: faulty\n      config: {{ fault: trap, marker: BOOM }}\n"
+    );
+    let sections = format!("plugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
+    let dir = std::env::temp_dir().join(unique("turnpike-siblings"));
+    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector))?;
+    host.wait_state("siblings", "RUNNING", Duration::from_secs(120))?;
+    // One partition each, so the trap is not behind the spin in one task's batch.
+    let spread = |host: &HostProcess| -> anyhow::Result<bool> {
+        let tasks = host.get("/v1/connectors/siblings")?.1["tasks"].clone();
+        Ok(tasks.as_array().is_some_and(|t| t.len() == 2 && t.iter().all(|t| t["partitions"].as_array().map(Vec::len) == Some(1))))
+    };
+    wait_until("a partition for each task", Duration::from_secs(60), || Ok(spread(&host)?.then_some(()))).with_context(|| host.log_text())?;
+    let record = |value: &str, partition| Outgoing { key: value.to_lowercase(), value: value.to_owned(), partition: Some(partition), timestamp: None };
+    produce_records(&producer()?, &topic, &[record("STALL", 0)]).await?;
+    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok((host.get("/v1/connectors/siblings")?.1["records_in"] == 1).then_some(())))
+        .with_context(|| host.log_text())?;
+    produce_records(&producer()?, &topic, &[record("BOOM", 1)]).await?;
+    let failed = host.wait_state("siblings", "FAILED", Duration::from_secs(60))?;
+    let since = std::time::Instant::now();
+    let gave_up = |metrics: &str| metrics.lines().any(|l| l == r#"turnpike_events_total{kind="gave_up"} 1"#);
+    wait_until("the run to end (a gave_up event)", Duration::from_secs(45), || Ok(gave_up(&http(&host.admin, "GET", "/metrics")?.1).then_some(())))
+        .with_context(|| host.log_text())?;
+    let took = since.elapsed();
+    let log = host.log_text();
+    assert!(took < Duration::from_secs(25), "the run ended {took:?} after the failure, not after the grace period; log:\n{log}");
+    assert_eq!(failed["error"]["class"], "trap", "{failed}");
+    let status = host.get("/v1/connectors/siblings")?.1;
+    let classes: Vec<&String> = status["faults"].as_object().map(|f| f.keys().collect()).unwrap_or_default();
+    assert_eq!(classes, ["trap"], "the stuck call was ended, not timed out (the trap is tried again once): {status}");
+    assert_eq!(log.matches("still stopping after its grace period").count(), 1, "the stuck task, once; log:\n{log}");
+    assert!(host.stop()?.success());
+    Ok(())
+}

@@ -11,6 +11,7 @@ mod events;
 mod guard;
 mod metrics;
 mod openapi;
+mod panics;
 mod plugins;
 mod redact;
 mod secrets;
@@ -110,6 +111,8 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
         // token is even looked at.
         .layer(axum::middleware::from_fn_with_state(layer, auth::authorize))
         .layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+        // Outermost: a panic anywhere below still gets an answer.
+        .layer(panics::layer())
         .with_state(host)
 }
 

@@ -25,6 +25,7 @@ mod retry;
 mod selection;
 mod shared_producer;
 mod status;
+mod stopping;
 mod database;
 mod storage;
 mod supervisor;

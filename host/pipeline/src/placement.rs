@@ -13,6 +13,7 @@ use turnpike_runtime::FaultClass;
 
 use crate::connector_state::ConnectorState;
 use crate::status::LiveStatus;
+use crate::stopping::{end_within, Stopping, STOP_GRACE};
 use crate::supervisor::{Controls, Shared};
 use crate::task_pool::run_tasks;
 
@@ -47,7 +48,9 @@ pub(crate) async fn run_placed(shared: &Shared, latest: watch::Receiver<Connecto
         };
         tracing::info!(connector = %name, slot, "this host owns the source's slot: running it here");
         let run = cancel.child_token();
-        let mut running = std::pin::pin!(run_tasks(shared, latest.clone(), status, &run, controls));
+        // Its own interrupt: a slot moving away ends this stuck call, not the connector's.
+        let here = Controls { interrupt: controls.interrupt.child(), ..controls.clone() };
+        let mut running = std::pin::pin!(run_tasks(shared, latest.clone(), status, &run, &here));
         let lost = async {
             loop {
                 if changes.changed().await.is_err() {
@@ -63,9 +66,11 @@ pub(crate) async fn run_placed(shared: &Shared, latest: watch::Receiver<Connecto
             () = lost => true,
         };
         if moved {
-            // Stopped like a shutdown: its last position is saved before the lease goes.
+            // Stopped like a shutdown: its last position is saved before the lease goes, and
+            // a poll still running after the grace period is ended (its records are read
+            // again by the slot's next owner).
             run.cancel();
-            running.await;
+            end_within(Stopping { connector: &name, task: None }, STOP_GRACE, &here.interrupt, running).await;
         }
         drop(lease);
         if cancel.is_cancelled() {

@@ -210,7 +210,7 @@ pub(crate) fn limits_with(l: &Limits, http: HttpGrant) -> InstanceLimits {
         storage: None,
         // Opened when a source connector starts (`database::open`): it needs the network.
         sql: None,
-        // The run's, set where its tasks are built (`build_task`).
+        // The task's, set where it is built (`build_task`).
         interrupt: Interrupt::default(),
     }
 }
@@ -226,11 +226,19 @@ pub(crate) fn resolve_kind(registry: &PluginRegistry, reference: &PluginRef, wan
     Ok(info)
 }
 
+/// One task's own stop, so it can stop while the rest of its run goes on: its token and its
+/// interrupt, children of the run's (a stop of the run reaches them).
+pub(crate) struct TaskStop {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) interrupt: Interrupt,
+}
+
 /// Resolves the connector's plugins and creates task `index`'s Kafka clients, which report to
-/// the run's `health`. The task stops when the run does, or alone by its own token (returned).
-pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, run: &CancellationToken, controls: &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, CancellationToken), FaultInfo> {
+/// the run's `health`. The task stops when the run does, or alone by its own stop (returned).
+pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<LiveStatus>, run: &CancellationToken, controls: &Controls, index: usize, health: &Arc<BrokerHealth>) -> Result<(Task, TaskStop), FaultInfo> {
     let cancel = &run.child_token();
-    let Controls { paused, swaps, interrupt } = controls;
+    let Controls { paused, swaps, interrupt: run_interrupt } = controls;
+    let interrupt = run_interrupt.child();
     // Until this run resolves them, the status shows the references as configured, so a run
     // failing on a new version does not show the old one's label.
     status.forget_plugins();
@@ -309,7 +317,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
         }),
     };
     status.set_plugins(labels);
-    Ok((task, cancel.clone()))
+    Ok((task, TaskStop { cancel: cancel.clone(), interrupt }))
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use crate::autoscale::{Scaler, CHECK_EVERY};
 use crate::connector_state::ConnectorState;
 use crate::events::EventKind;
 use crate::status::{FaultInfo, LiveStatus};
-use crate::supervisor::{build_task, Controls, Shared, Task};
+use crate::stopping::{end_within, Stopping, STOP_GRACE};
+use crate::supervisor::{build_task, Controls, Shared, Task, TaskStop};
 
 /// After a change of the task count, how long the group gets to settle (tasks joining or
 /// leaving move partitions) before the next decision: during a rebalance lag and partitions
@@ -33,10 +34,14 @@ struct Pool<'a> {
     status: &'a Arc<LiveStatus>,
     controls: &'a Controls,
     health: Arc<BrokerHealth>,
+    /// The run's stop from outside (the operator, a shutdown, a cluster slot moving away),
+    /// whose caller gives the grace period (`crate::stopping`).
+    stop: CancellationToken,
+    /// The run's own stop: the outside one, or a task that ended (the others stop with it).
     run_cancel: CancellationToken,
     running: JoinSet<usize>,
     /// Each live task's own stop, a child of the run's.
-    tokens: BTreeMap<usize, CancellationToken>,
+    tokens: BTreeMap<usize, TaskStop>,
     /// Tasks asked to stop by scaling that have not ended yet: their end is not the run's.
     retiring: BTreeSet<usize>,
     /// No decision before this (the group settling after a change).
@@ -44,15 +49,30 @@ struct Pool<'a> {
 }
 
 impl Pool<'_> {
-    fn build(&self, index: usize) -> Result<(Task, CancellationToken), FaultInfo> {
+    fn build(&self, index: usize) -> Result<(Task, TaskStop), FaultInfo> {
         let connector = self.latest.borrow().clone();
         build_task(self.shared, &connector, self.status, &self.run_cancel, self.controls, index, &self.health)
     }
 
-    fn spawn(&mut self, index: usize, task: Task, cancel: CancellationToken) {
-        self.tokens.insert(index, cancel);
+    /// Runs the task. Stopped alone (retired) or with the run after another task ended, it
+    /// gets the grace period to finish its batch before its plugin calls are ended; stopped
+    /// from outside, the run's stopper gives it (a shutdown's may be shorter).
+    fn spawn(&mut self, index: usize, task: Task, stop: TaskStop) {
+        let (cancel, interrupt, outside) = (stop.cancel.clone(), stop.interrupt.clone(), self.stop.clone());
+        let name = self.name.clone();
+        self.tokens.insert(index, stop);
         self.running.spawn(async move {
-            task.run().await;
+            let mut running = std::pin::pin!(task.run());
+            tokio::select! {
+                biased;
+                () = &mut running => return index,
+                () = cancel.cancelled() => {}
+            }
+            if outside.is_cancelled() {
+                running.await;
+            } else {
+                end_within(Stopping { connector: &name, task: Some(index) }, STOP_GRACE, &interrupt, running).await;
+            }
             index
         });
     }
@@ -66,8 +86,8 @@ impl Pool<'_> {
         // status without the labels of what runs.
         let labels = self.status.plugins();
         match self.build(index) {
-            Ok((task, cancel)) => {
-                self.spawn(index, task, cancel);
+            Ok((task, stop)) => {
+                self.spawn(index, task, stop);
                 true
             }
             Err(fault) => {
@@ -80,8 +100,8 @@ impl Pool<'_> {
 
     /// Stops the highest-numbered task (it commits what it finished, as at any stop).
     fn shrink(&mut self) {
-        if let Some((index, cancel)) = self.tokens.pop_last() {
-            cancel.cancel();
+        if let Some((index, stop)) = self.tokens.pop_last() {
+            stop.cancel.cancel();
             self.retiring.insert(index);
         }
     }
@@ -106,6 +126,7 @@ pub(crate) async fn run_tasks(shared: &Shared, latest: watch::Receiver<Connector
         status,
         controls,
         health: Arc::default(),
+        stop: cancel.clone(),
         run_cancel: run_cancel.clone(),
         running: JoinSet::new(),
         tokens: BTreeMap::new(),
@@ -115,12 +136,12 @@ pub(crate) async fn run_tasks(shared: &Shared, latest: watch::Receiver<Connector
     let mut built = Vec::with_capacity(count);
     for index in 0..count {
         match pool.build(index) {
-            Ok((task, task_cancel)) => built.push((index, task, task_cancel)),
+            Ok((task, stop)) => built.push((index, task, stop)),
             Err(fault) => return status.set(ConnectorState::Failed, Some(fault)),
         }
     }
-    for (index, task, task_cancel) in built {
-        pool.spawn(index, task, task_cancel);
+    for (index, task, stop) in built {
+        pool.spawn(index, task, stop);
     }
     // The watch never ends on its own: the run's end drops it.
     let watch = crate::broker_watch::watch(pool.health.clone(), shared.probe.clone(), status.clone());

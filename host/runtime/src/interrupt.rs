@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-/// Shared by every instance of one connector's run (it travels in their `InstanceLimits`);
-/// the default one is never fired.
+/// Shared by every instance of one task of a connector's run (it travels in their
+/// `InstanceLimits`), a child of the run's; the default one is never fired.
 #[derive(Debug, Clone, Default)]
 pub struct Interrupt(CancellationToken);
 
@@ -22,9 +22,21 @@ impl Interrupt {
         self.0.cancel();
     }
 
-    /// Whether [`Interrupt::fire`] was called.
+    /// Whether [`Interrupt::fire`] was called, on this one or on any it descends from.
     pub fn is_fired(&self) -> bool {
         self.0.is_cancelled()
+    }
+
+    /// An interrupt that fires with this one, and can also be fired alone: for a part of a
+    /// run that stops while the rest goes on (one task retired, a source whose cluster slot
+    /// moved away).
+    pub fn child(&self) -> Interrupt {
+        Interrupt(self.0.child_token())
+    }
+
+    /// Resolves once the interrupt has fired.
+    pub async fn fired(&self) {
+        self.0.cancelled().await
     }
 }
 
@@ -49,6 +61,6 @@ pub(crate) async fn guarded<F: Future>(limit: Duration, interrupt: &Interrupt, c
         // waiter on the interrupt.
         biased;
         out = tokio::time::timeout(limit, call) => out.map_err(|_| Cut::Elapsed),
-        () = interrupt.0.cancelled() => Err(Cut::Interrupted),
+        () = interrupt.fired() => Err(Cut::Interrupted),
     }
 }

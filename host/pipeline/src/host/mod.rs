@@ -37,13 +37,9 @@ use self::table::{Definition, Entry, Run};
 use crate::events::Events;
 use crate::registry::PluginRegistry;
 use crate::status::{ConnectorStatus, LiveStatus};
+use crate::stopping::STOP_GRACE;
 use crate::supervisor::{supervise, Controls, Shared};
 use crate::swap::SwapRequest;
-
-/// How long a stopping connector's plugin calls may go on before the host ends them: a batch
-/// in hand usually finishes in milliseconds, and one call may otherwise hold a stop for its
-/// whole batch timeout. At shutdown, half of `shutdown_timeout_ms` if that is shorter.
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What `put_connector` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,7 @@ use turnpike_state::Lifecycle;
 
 use super::HostError;
 use crate::status::{ConnectorStatus, LiveStatus};
+use crate::stopping::{end_within, Stopping};
 use crate::swap::{Stages, SwapRequest};
 
 /// One connector of the host.
@@ -100,15 +101,7 @@ impl Run {
     pub(super) async fn stop(self, name: &str, grace: Duration) -> Result<(), tokio::task::JoinError> {
         self.cancel.cancel();
         let interrupt = self.interrupt.clone();
-        let mut joined = std::pin::pin!(self.join());
-        match tokio::time::timeout(grace, &mut joined).await {
-            Ok(ended) => ended,
-            Err(_) => {
-                tracing::warn!(connector = %name, grace_ms = grace.as_millis() as u64, "still stopping after its grace period; ending its plugin calls (what they had not finished is read again at the next start)");
-                interrupt.fire();
-                joined.await
-            }
-        }
+        end_within(Stopping { connector: name, task: None }, grace, &interrupt, self.join()).await
     }
 
     /// Waits for the supervisor to end (after [`CancellationToken::cancel`]). The channels
