@@ -80,14 +80,8 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     wait_until("the stalling record to be read", Duration::from_secs(60), || Ok(read(&host, 1)?.then_some(()))).with_context(|| host.log_text())?;
 
     // Through the API (whose client gives up after 30 s): ended after 10 s.
-    let asked = std::time::Instant::now();
-    let (code, body) = http(&host.admin, "POST", "/v1/connectors/stuck/stop")?;
-    let took = asked.elapsed();
-    assert!(code / 100 == 2, "{code} {body}");
-    assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(25), "the stop took {took:?}; log:\n{}", host.log_text());
-    let (_, status) = host.get("/v1/connectors/stuck")?;
+    let status = stop_past_the_grace_period(&host, "stuck")?;
     assert_eq!(status["state"], "STOPPED", "ended by the host, not failed: {status}");
-    assert!(status["faults"].as_object().is_none_or(|f| f.is_empty()), "no fault is counted against the plugin: {status}");
 
     // Resumed, it reads the record again (never committed) and spins again; SIGTERM ends the
     // call after half of shutdown_timeout_ms (3 s) and exits cleanly.
@@ -147,17 +141,24 @@ async fn a_sink_write_stuck_on_its_endpoint_is_ended_by_a_stop_without_a_fault()
     produce(&producer, &topic, &[("k1".to_owned(), r#"{"n":2,"x":"HANG"}"#.to_owned())]).await?;
     wait_until("the second write waiting", Duration::from_secs(60), || Ok(hanging.load(Ordering::SeqCst).then_some(()))).with_context(|| host.log_text())?;
 
-    let asked = std::time::Instant::now();
-    let (code, body) = http(&host.admin, "POST", "/v1/connectors/stuck-sink/stop")?;
-    let took = asked.elapsed();
-    assert!(code / 100 == 2, "{code} {body}");
-    assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(25), "the stop took {took:?}; log:\n{}", host.log_text());
-    let (_, status) = host.get("/v1/connectors/stuck-sink")?;
-    assert!(status["faults"].as_object().is_none_or(|f| f.is_empty()), "no fault is counted against the plugin: {status}");
+    stop_past_the_grace_period(&host, "stuck-sink")?;
     let log = host.log_text();
     assert!(!log.contains("connector failed"), "the stop is not a failure; log:\n{log}");
     assert!(host.stop()?.success());
     Ok(())
+}
+
+/// Stops `connector` through the API while its plugin call is stuck: the answer comes once
+/// the stop's 10 s grace period ended the call, and no fault is counted. Its status after.
+fn stop_past_the_grace_period(host: &HostProcess, connector: &str) -> anyhow::Result<serde_json::Value> {
+    let asked = std::time::Instant::now();
+    let (code, body) = http(&host.admin, "POST", &format!("/v1/connectors/{connector}/stop"))?;
+    let took = asked.elapsed();
+    assert!(code / 100 == 2, "{code} {body}");
+    assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(25), "the stop took {took:?}; log:\n{}", host.log_text());
+    let (_, status) = host.get(&format!("/v1/connectors/{connector}"))?;
+    assert!(status["faults"].as_object().is_none_or(|f| f.is_empty()), "no fault is counted against the plugin: {status}");
+    Ok(status)
 }
 
 fn dlq_consumer(topic: &str) -> anyhow::Result<rdkafka::consumer::StreamConsumer> {

@@ -121,48 +121,87 @@ async fn a_missing_bucket_fails_as_object_store_commits_nothing_and_the_secret_n
     Ok(())
 }
 
+/// A connector `name` writing objects of 100 records to moto through a relay the test takes
+/// down (moto keeps buckets in memory only, so stopping moto itself would lose the objects
+/// already written): 500 records written and committed, then the relay down, 500 more
+/// produced, and the host seen retrying the store within `retrying_within`.
+struct Outage {
+    name: &'static str,
+    topic: String,
+    bucket: String,
+    relay: Relay,
+    /// The host's config and environment, to start it again.
+    config: String,
+    env: Vec<(&'static str, &'static str)>,
+    dir: std::path::PathBuf,
+    host: HostProcess,
+    /// When the relay went down.
+    down_at: Instant,
+}
+
+impl Outage {
+    async fn begin(name: &'static str, sections: &str, retrying_within: Duration) -> Result<Self> {
+        let (topic, bucket) = (unique(name), fresh_bucket(name));
+        create_topic(&topic, 1).await?;
+        let endpoint = s3_endpoint();
+        let relay = Relay::start(endpoint.trim_start_matches("http://").trim_end_matches('/'))?;
+        let lake = Lake::new(name, &topic, &bucket).endpoint(&relay.url()).option("flush.size: 100").option("format.class: json");
+        let producer = producer()?;
+        produce(&producer, &topic, &(0..500).map(record).collect::<Vec<_>>()).await?;
+        let (config, env) = (host_config_with(free_port(), sections, &lake.yaml()), lake.env());
+        let dir = std::env::temp_dir().join(unique(&format!("turnpike-{name}")));
+        let host = HostProcess::start_with_env(&dir, &config, &env)?;
+        let mut outage = Self { name, topic, bucket, relay, config, env, dir, host, down_at: Instant::now() };
+        outage.host.wait_state(name, "RUNNING", Duration::from_secs(120))?;
+        outage.wait_committed("the first 500 records committed", 500)?;
+        let retries_before = outage.retries()?;
+
+        outage.relay.down();
+        outage.down_at = Instant::now();
+        produce(&producer, &outage.topic, &(500..1_000).map(record).collect::<Vec<_>>()).await?;
+        wait_until("the host retrying the store while it is gone", retrying_within, || Ok((outage.retries()? > retries_before).then_some(())))
+            .with_context(|| status_of(&outage.host, name))?;
+        Ok(outage)
+    }
+
+    fn committed(&self) -> Result<i64> {
+        Ok(committed(&progress(&self.host, self.name)?, 0))
+    }
+
+    fn wait_committed(&self, what: &str, records: i64) -> Result<()> {
+        wait_until(what, Duration::from_secs(120), || Ok((self.committed()? == records).then_some(()))).with_context(|| status_of(&self.host, self.name))
+    }
+
+    fn retries(&self) -> Result<u64> {
+        Ok(self.host.get(&format!("/v1/connectors/{}", self.name))?.1["storage"]["retries"].as_u64().unwrap_or(0))
+    }
+
+    /// Every record written once, in ten objects of 100.
+    fn assert_all_written_once(&self) -> Result<()> {
+        let (ids, starts) = read_back(&self.bucket, &self.topic, 100)?;
+        assert_eq!(starts, (0..10).map(|n| n * 100).collect::<Vec<i64>>(), "ten objects of flush.size records");
+        assert_each_once(ids, 0..1_000);
+        Ok(())
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_store_gone_for_ten_seconds_is_retried_and_nothing_is_lost() -> Result<()> {
     const OUTAGE: Duration = Duration::from_secs(10);
-    let (topic, bucket) = (unique("lake-outage"), fresh_bucket("lake-outage"));
-    create_topic(&topic, 1).await?;
-    // The host reaches moto through a relay the test takes down: moto keeps buckets in
-    // memory only, so stopping moto itself would lose the objects already written.
-    let endpoint = s3_endpoint();
-    let mut relay = Relay::start(endpoint.trim_start_matches("http://").trim_end_matches('/'))?;
-    let lake = Lake::new("weathered", &topic, &bucket).endpoint(&relay.url()).option("flush.size: 100").option("format.class: json");
-    let producer = producer()?;
-    produce(&producer, &topic, &(0..500).map(record).collect::<Vec<_>>()).await?;
-    let (config, env) = lake_host(&[&lake]);
-    let mut host = HostProcess::start_with_env(&std::env::temp_dir().join(unique("turnpike-s3-outage")), &config, &env)?;
-    host.wait_state("weathered", "RUNNING", Duration::from_secs(120))?;
-    let committed_now = |host: &HostProcess| -> Result<i64> { Ok(committed(&progress(host, "weathered")?, 0)) };
-    wait_until("the first 500 records committed", Duration::from_secs(120), || Ok((committed_now(&host)? == 500).then_some(())))
-        .with_context(|| status_of(&host, "weathered"))?;
-    let retries = |host: &HostProcess| -> Result<u64> { Ok(host.get("/v1/connectors/weathered")?.1["storage"]["retries"].as_u64().unwrap_or(0)) };
-    let retries_before = retries(&host)?;
-
-    relay.down();
-    let back_at = Instant::now() + OUTAGE;
-    produce(&producer, &topic, &(500..1_000).map(record).collect::<Vec<_>>()).await?;
-    wait_until("the host retrying the store while it is gone", OUTAGE, || Ok((retries(&host)? > retries_before).then_some(())))
-        .with_context(|| status_of(&host, "weathered"))?;
-    assert!(committed_now(&host)? <= 500, "nothing is committed while its objects cannot be written");
-    let (_, status) = host.get("/v1/connectors/weathered")?;
+    let mut outage = Outage::begin("weathered", "", OUTAGE).await?;
+    assert!(outage.committed()? <= 500, "nothing is committed while its objects cannot be written");
+    let (_, status) = outage.host.get("/v1/connectors/weathered")?;
     assert_eq!(status["state"], "RUNNING", "a store gone for less than the retry budget fails nothing: {status}");
     // The outage's length is the scenario itself, not a wait for something to happen.
-    std::thread::sleep(back_at.saturating_duration_since(Instant::now()));
-    relay.up()?;
+    std::thread::sleep((outage.down_at + OUTAGE).saturating_duration_since(Instant::now()));
+    outage.relay.up()?;
 
-    wait_until("every record committed once the store is back", Duration::from_secs(120), || Ok((committed_now(&host)? == 1_000).then_some(())))
-        .with_context(|| status_of(&host, "weathered"))?;
-    let (ids, starts) = read_back(&bucket, &topic, 100)?;
-    assert_eq!(starts, (0..10).map(|n| n * 100).collect::<Vec<i64>>(), "ten objects of flush.size records");
-    assert_each_once(ids, 0..1_000);
-    let (_, status) = host.get("/v1/connectors/weathered")?;
+    outage.wait_committed("every record committed once the store is back", 1_000)?;
+    outage.assert_all_written_once()?;
+    let (_, status) = outage.host.get("/v1/connectors/weathered")?;
     assert_eq!(status["state"], "RUNNING", "{status}");
     println!("store gone for {OUTAGE:?}: {} requests retried, 1000 of 1000 records written", status["storage"]["retries"]);
-    assert!(host.stop()?.success());
+    assert!(outage.host.stop()?.success());
     Ok(())
 }
 
@@ -171,43 +210,20 @@ async fn the_store_gone_for_ten_seconds_is_retried_and_nothing_is_lost() -> Resu
 /// unwritten objects is committed, and the next start writes them.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stop_held_by_a_store_that_is_gone_ends_at_the_shutdown_timeout_and_loses_nothing() -> Result<()> {
-    let (topic, bucket) = (unique("lake-stop"), fresh_bucket("lake-stop"));
-    create_topic(&topic, 1).await?;
-    let endpoint = s3_endpoint();
-    let mut relay = Relay::start(endpoint.trim_start_matches("http://").trim_end_matches('/'))?;
-    let lake = Lake::new("stranded", &topic, &bucket).endpoint(&relay.url()).option("flush.size: 100").option("format.class: json");
-    let producer = producer()?;
-    produce(&producer, &topic, &(0..500).map(record).collect::<Vec<_>>()).await?;
-    let config = host_config_with(free_port(), "shutdown_timeout_ms: 3000\n", &lake.yaml());
-    let dir = std::env::temp_dir().join(unique("turnpike-s3-stop"));
-    let mut host = HostProcess::start_with_env(&dir, &config, &lake.env())?;
-    host.wait_state("stranded", "RUNNING", Duration::from_secs(120))?;
-    let committed_now = |host: &HostProcess| -> Result<i64> { Ok(committed(&progress(host, "stranded")?, 0)) };
-    wait_until("the first 500 records committed", Duration::from_secs(120), || Ok((committed_now(&host)? == 500).then_some(())))
-        .with_context(|| status_of(&host, "stranded"))?;
-    let retries = |host: &HostProcess| -> Result<u64> { Ok(host.get("/v1/connectors/stranded")?.1["storage"]["retries"].as_u64().unwrap_or(0)) };
-    let retries_before = retries(&host)?;
-
-    relay.down();
-    produce(&producer, &topic, &(500..1_000).map(record).collect::<Vec<_>>()).await?;
-    wait_until("the host retrying the store while it is gone", Duration::from_secs(60), || Ok((retries(&host)? > retries_before).then_some(())))
-        .with_context(|| status_of(&host, "stranded"))?;
+    let mut outage = Outage::begin("stranded", "shutdown_timeout_ms: 3000\n", Duration::from_secs(60)).await?;
     let asked = Instant::now();
-    let exit = host.stop()?;
+    let exit = outage.host.stop()?;
     let took = asked.elapsed();
-    let log = host.log_text();
+    let log = outage.host.log_text();
     assert!(took < Duration::from_secs(20), "SIGTERM took {took:?}, past shutdown_timeout_ms; log:\n{log}");
     assert!(!exit.success(), "a stop that left a connector behind is not a clean exit: {exit}; log:\n{log}");
     assert!(log.contains("connectors still stopping after shutdown_timeout_ms (3000 ms): stranded;"), "{log}");
 
-    relay.up()?;
-    let mut host = HostProcess::start_with_env(&dir, &config, &lake.env())?;
-    host.wait_state("stranded", "RUNNING", Duration::from_secs(120))?;
-    wait_until("every record committed after the restart", Duration::from_secs(120), || Ok((committed_now(&host)? == 1_000).then_some(())))
-        .with_context(|| status_of(&host, "stranded"))?;
-    let (ids, starts) = read_back(&bucket, &topic, 100)?;
-    assert_eq!(starts, (0..10).map(|n| n * 100).collect::<Vec<i64>>(), "ten objects of flush.size records");
-    assert_each_once(ids, 0..1_000);
-    assert!(host.stop()?.success());
+    outage.relay.up()?;
+    outage.host = HostProcess::start_with_env(&outage.dir, &outage.config, &outage.env)?;
+    outage.host.wait_state("stranded", "RUNNING", Duration::from_secs(120))?;
+    outage.wait_committed("every record committed after the restart", 1_000)?;
+    outage.assert_all_written_once()?;
+    assert!(outage.host.stop()?.success());
     Ok(())
 }
