@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use turnpike_config::Connector;
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
-use turnpike_runtime::FaultClass;
+use turnpike_runtime::{CreateError, FaultClass};
 
 use crate::chain::{Chain, ChainError, ChainOutput};
 use crate::connector_state::ConnectorState;
@@ -60,13 +60,20 @@ pub(crate) enum Exit {
 }
 
 impl From<FaultInfo> for Exit {
-    /// A plugin instance the host declined to create because the connector is stopping
-    /// (class `stopping`) ends the run as a shutdown, not a failure.
     fn from(fault: FaultInfo) -> Self {
-        if fault.class == FaultClass::Stopping.as_str() {
-            return Exit::Shutdown;
-        }
         Exit::Failed(fault)
+    }
+}
+
+impl Exit {
+    /// Why a plugin instance was not created: a failure (its fault counted against the plugin
+    /// when it is one), or a shutdown when the host declined because the connector is
+    /// stopping.
+    pub(crate) fn of_create(error: &CreateError, plugin: &str, status: &LiveStatus) -> Self {
+        match error {
+            CreateError::Stopped => Exit::Shutdown,
+            other => Exit::Failed(FaultInfo::of_create(other, plugin, status)),
+        }
     }
 }
 
@@ -164,4 +171,23 @@ pub(crate) async fn produce(producer: &Producer, output_topic: &str, output: &Ch
         deliveries.push(delivery);
     }
     Ok(deliveries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnpike_runtime::Fault;
+
+    #[test]
+    fn an_instance_the_host_declined_because_its_connector_stops_is_a_shutdown_not_a_fault() {
+        let status = LiveStatus::new("c", Arc::new(crate::events::Events::default()));
+        assert!(matches!(Exit::of_create(&CreateError::Stopped, "p@1", &status), Exit::Shutdown));
+        let trapped = CreateError::Fault(Fault::Trap { message: "boom".into() });
+        match Exit::of_create(&trapped, "p@1", &status) {
+            Exit::Failed(fault) => assert_eq!(fault.class, "trap"),
+            Exit::Shutdown => panic!("a trap in create is a failure"),
+        }
+        let faults = status.snapshot(&turnpike_config::HostConfig::parse_connector_yaml("name: c\ntopics: [a]\noutput_topic: b\ntransforms: [{plugin: identity}]\n", "test").unwrap(), turnpike_config::ConnectorKind::Transform).faults;
+        assert_eq!(faults, [("trap".to_owned(), 1)].into(), "only the trap is counted against the plugin");
+    }
 }

@@ -85,7 +85,7 @@ impl SinkTask {
         let name = cx.connector.name().to_string();
         let sink = match start(&mut cx, &step, &plugin, limits, &secrets).await {
             Ok(sink) => sink,
-            Err(fault) => return finish(&cx.status, &name, fault.into()),
+            Err(exit) => return finish(&cx.status, &name, exit),
         };
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");
@@ -125,7 +125,7 @@ impl SinkTask {
 }
 
 /// Creates the sink instance and the chain's.
-async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut limits: InstanceLimits, secrets: &TeamSecrets) -> Result<SinkInstance, FaultInfo> {
+async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut limits: InstanceLimits, secrets: &TeamSecrets) -> Result<SinkInstance, Exit> {
     if let Some(access) = &cx.connector.config().storage {
         let (credentials, secret_values) = storage::credentials(access, secrets).map_err(|e| e.fault(&access.bucket))?;
         limits.scrub = limits.scrub.and(secret_values);
@@ -135,8 +135,8 @@ async fn start(cx: &mut TaskContext, step: &SinkStep, plugin: &PluginInfo, mut l
     }
     let labels = InstanceLabels { connector: cx.connector.name().to_string(), plugin: plugin.label() };
     let created = SinkInstance::create(&plugin.plugin, &step.config.to_string(), labels, limits).await;
-    let sink = created.map_err(|e| FaultInfo::of_create(&e, &plugin.label(), &cx.status))?;
-    cx.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
+    let sink = created.map_err(|e| Exit::of_create(&e, &plugin.label(), &cx.status))?;
+    cx.chain.prepare().await?;
     Ok(sink)
 }
 

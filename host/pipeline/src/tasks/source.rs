@@ -46,11 +46,11 @@ pub(crate) struct SourcePlugin {
 
 impl SourcePlugin {
     /// Creates the source instance at `position`.
-    async fn create(&self, connector: &str, status: &LiveStatus, position: Option<&[u8]>) -> Result<SourceInstance, FaultInfo> {
+    async fn create(&self, connector: &str, status: &LiveStatus, position: Option<&[u8]>) -> Result<SourceInstance, Exit> {
         let labels = InstanceLabels { connector: connector.to_owned(), plugin: self.info.label() };
         let json = self.step.config.to_string();
         let created = SourceInstance::create(&self.info.plugin, &json, position, self.output_topic.as_str(), labels, self.limits.clone()).await;
-        created.map_err(|e| FaultInfo::of_create(&e, &self.info.label(), status))
+        created.map_err(|e| Exit::of_create(&e, &self.info.label(), status))
     }
 }
 
@@ -65,7 +65,7 @@ impl SourceTask {
         };
         let (position, source) = match self.start().await {
             Ok(started) => started,
-            Err(fault) => return finish(&self.cx.status, &name, fault.into()),
+            Err(exit) => return finish(&self.cx.status, &name, exit),
         };
         self.cx.started();
         tracing::info!(connector = %name, plugins = ?self.cx.status.plugins(), resumed = position.is_some(), "source connector running");
@@ -95,7 +95,7 @@ impl SourceTask {
     }
 
     /// Reads the last saved position and creates the source and the chain.
-    async fn start(&mut self) -> Result<(Option<Vec<u8>>, SourceInstance), FaultInfo> {
+    async fn start(&mut self) -> Result<(Option<Vec<u8>>, SourceInstance), Exit> {
         let (kafka, topic, name, health) = (self.kafka.clone(), self.positions_topic.clone(), self.cx.connector.name().to_string(), self.health.clone());
         self.open_database().await?;
         let position = tokio::task::spawn_blocking(move || read_position(&kafka, &topic, &name, health))
@@ -103,7 +103,7 @@ impl SourceTask {
             .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("positions task: {e}")))?
             .map_err(|e| FaultInfo::new(FaultClass::Kafka, format!("reading the last source position: {e}")))?;
         let source = self.plugin.create(self.cx.connector.name().as_str(), &self.cx.status, position.as_deref()).await?;
-        self.cx.chain.prepare().await.map_err(|e| FaultInfo::new(e.class(), e.to_string()))?;
+        self.cx.chain.prepare().await?;
         Ok((position, source))
     }
 
