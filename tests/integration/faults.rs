@@ -106,6 +106,54 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     Ok(())
 }
 
+/// A shutdown arriving while a stop through the API waits on a stuck plugin call waits for
+/// that stop too, under its own shorter grace: the call is ended, the stop is answered, and
+/// what it asked for is saved, so the connector is still stopped after the restart. (Before,
+/// the run being stopped was out of the shutdown's sight: the process exited with the request
+/// unanswered and the connector ran again at the next start.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_in_progress_when_the_host_shuts_down_is_finished_answered_and_kept() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let (faulty_wasm, _) = fixtures()?;
+    let topic_in = unique("stop-at-exit");
+    create_topic(&topic_in, 1).await?;
+    produce(&producer()?, &topic_in, &[("k0".to_owned(), "STALL".to_owned())]).await?;
+    let connector = format!(
+        "- name: late\n  topics: [{topic_in}]\n  output_topic: {topic_in}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: STALL }}\n"
+    );
+    let sections = format!("shutdown_timeout_ms: 8000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
+    let dir = std::env::temp_dir().join(unique("turnpike-stop-at-exit"));
+    let config = host_config_with(free_port(), &sections, &connector);
+    let mut host = HostProcess::start(&dir, &config)?;
+    host.wait_state("late", "RUNNING", Duration::from_secs(120))?;
+    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok((host.get("/v1/connectors/late")?.1["records_in"] == 1).then_some(())))
+        .with_context(|| host.log_text())?;
+
+    let admin = host.admin.clone();
+    let stop = std::thread::spawn(move || http(&admin, "POST", "/v1/connectors/late/stop"));
+    wait_until("the stop to begin", Duration::from_secs(30), || Ok(host.log_text().contains("stopping the connector's run").then_some(())))?;
+    let asked = std::time::Instant::now();
+    let exit = host.stop()?;
+    let took = asked.elapsed();
+    let log = host.log_text();
+    let answer = stop.join().expect("the stop request's thread");
+    assert!(matches!(answer, Ok((200..=299, _))), "the stop was answered: {answer:?}; log:\n{log}");
+    assert!(exit.success(), "{exit}; log:\n{log}");
+    let ended: Vec<&str> = log.lines().filter(|l| l.contains("still stopping after its grace period")).collect();
+    assert!(ended.len() == 1 && ended[0].contains("grace_ms=4000"), "ended once, at the shutdown's grace (half of 8 s), not the stop's (10 s): {ended:?}; log:\n{log}");
+    assert!(took < Duration::from_secs(9), "{took:?}; log:\n{log}");
+
+    let mut host = HostProcess::start(&dir, &config)?;
+    wait_healthy(&host)?;
+    let settled = wait_until("the connector restored", Duration::from_secs(60), || {
+        let (_, status) = host.get("/v1/connectors/late")?;
+        Ok(matches!(status["state"].as_str(), Some("STOPPED" | "RUNNING")).then_some(status))
+    })?;
+    assert_eq!(settled["state"], "STOPPED", "the stop was kept: {settled}");
+    assert!(host.stop()?.success());
+    Ok(())
+}
+
 /// The same for a sink waiting on an endpoint that does not answer: a stop ends the write after
 /// its grace period, and the last flush a stopping sink makes (of what it wrote before) is a
 /// stop too, not a call on the interrupted instance counted as the plugin's fault.

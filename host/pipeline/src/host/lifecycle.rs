@@ -39,7 +39,7 @@ impl Host {
         self.shared.events.emit(name, EventKind::ManualRestart);
         self.with(name, |r| {
             r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Restart)?;
-            r.run = Some(self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused));
+            r.run = self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused);
             r.definition = Definition::Valid(connector);
             Ok::<_, HostError>(())
         })??;
@@ -112,7 +112,7 @@ impl Host {
                 self.halt(&name).await?;
                 self.with(&name, |r| {
                     if !stopped {
-                        r.run = Some(self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused));
+                        r.run = self.start_run(&connector, &r.status, r.lifecycle == Lifecycle::Paused);
                     }
                     r.definition = Definition::Valid(connector);
                 })?;
@@ -246,7 +246,7 @@ impl Host {
             r.lifecycle = transition(name, r.lifecycle, r.run.is_some(), Action::Resume)?;
             match fresh {
                 Some(connector) => {
-                    r.run = Some(self.start_run(&connector, &r.status, false));
+                    r.run = self.start_run(&connector, &r.status, false);
                     r.definition = Definition::Valid(connector);
                 }
                 None => {

@@ -9,6 +9,7 @@
 //! slow stop (a batch finishing, a retry ending) never holds up another connector's pause.
 
 mod error;
+mod halting;
 mod lifecycle;
 mod offsets;
 mod persist;
@@ -81,6 +82,8 @@ pub struct Host {
     compiled_cache: Option<std::path::PathBuf>,
     /// Set by [`Host::shutdown`]: nothing starts any more.
     closing: std::sync::atomic::AtomicBool,
+    /// Runs that lifecycle calls are stopping, for a shutdown to wait for too.
+    halting: halting::Halting,
     /// The teams of a shared host and the topics each may touch.
     teams: BTreeMap<TeamName, TeamPolicy>,
     /// The cluster's config log, once the host joined one: changes go there (`routing`).
@@ -118,6 +121,7 @@ impl Host {
             store: None,
             compiled_cache: None,
             closing: std::sync::atomic::AtomicBool::new(false),
+            halting: halting::Halting::default(),
             teams: BTreeMap::new(),
             cluster: std::sync::OnceLock::new(),
             group_protocol: None,
@@ -218,8 +222,15 @@ impl Host {
         &self.shared.events
     }
 
-    /// Starts a supervisor for `connector`, paused from the start if `paused`.
-    fn start_run(&self, connector: &Connector, status: &Arc<LiveStatus>, paused: bool) -> Run {
+    /// Starts a supervisor for `connector`, paused from the start if `paused`; none once a
+    /// shutdown has begun, whose sweep of the table may be over (a run started now would be
+    /// left running). Called under the table's lock, which the sweep takes after it sets
+    /// `closing`: a run is either started before the sweep, which then stops it, or not at all.
+    fn start_run(&self, connector: &Connector, status: &Arc<LiveStatus>, paused: bool) -> Option<Run> {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            tracing::info!(connector = %connector.name(), "not started: the host is shutting down");
+            return None;
+        }
         let cancel = CancellationToken::new();
         let (paused, paused_rx) = tokio::sync::watch::channel(paused);
         let (swaps, swaps_rx) = tokio::sync::watch::channel(SwapRequest::default());
@@ -228,20 +239,23 @@ impl Host {
         let controls = Controls { paused: paused_rx, swaps: swaps_rx, interrupt: interrupt.clone() };
         let run = supervise(self.shared.clone(), connector_rx, status.clone(), cancel.clone(), controls);
         let supervisor = tokio::spawn(crate::supervisor::guarded(status.clone(), run));
-        Run { cancel, interrupt, supervisor, paused, swaps, connector }
+        Some(Run { cancel, interrupt, supervisor, paused, swaps, connector })
     }
 
     /// A new entry for `connector`, running (or paused, as `lifecycle` says).
     fn start(&self, connector: Connector, status: Arc<LiveStatus>, lifecycle: Lifecycle) -> Entry {
         let run = self.start_run(&connector, &status, lifecycle == Lifecycle::Paused);
-        Entry { run: Some(run), ..Entry::idle(Definition::Valid(connector), status, lifecycle) }
+        Entry { run, ..Entry::idle(Definition::Valid(connector), status, lifecycle) }
     }
 
     /// Stops the connector's current run gracefully (in-flight work committed, a plugin call
-    /// ended after [`STOP_GRACE`]) and waits.
+    /// ended after [`STOP_GRACE`]) and waits. The stop goes on if the caller is dropped, and a
+    /// shutdown meanwhile waits for it too (see [`halting`]).
     async fn halt(&self, name: &str) -> Result<(), HostError> {
-        if let Some(run) = self.with(name, |r| r.run.take())? {
-            let _ = run.stop(name, STOP_GRACE).await;
+        let halt = self.with(name, |r| r.run.take().map(|run| self.halting.begin(name, run, STOP_GRACE)))?;
+        if let Some(halt) = halt {
+            tracing::info!(connector = %name, "stopping the connector's run");
+            halt.ended(name).await;
         }
         Ok(())
     }
@@ -299,33 +313,44 @@ impl Host {
 
     /// Stops every connector gracefully: in-flight batches are finished, their outputs
     /// acknowledged and their offsets committed; a plugin call still running after
-    /// [`STOP_GRACE`] or half of `within` (the shorter) is ended. Waits at most `within` for
-    /// all of them together, and returns the names of those still stopping then: their runs
-    /// are left to the process's exit, and what they had not committed is read again at the
-    /// next start (a delivery to an unreachable broker can take minutes).
+    /// [`STOP_GRACE`] or half of `within` (the shorter) is ended. Runs that a lifecycle call
+    /// is stopping already are waited for too, under the same grace. Waits at most `within`
+    /// for all of them together, and returns the names of those still stopping then: their
+    /// runs are left to the process's exit, and what they had not committed is read again at
+    /// the next start (a delivery to an unreachable broker can take minutes).
     pub async fn shutdown(&self, within: std::time::Duration) -> Vec<String> {
         use futures::StreamExt as _;
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
-        let runs: Vec<(String, Run)> = {
+        let grace = STOP_GRACE.min(within / 2);
+        let (runs, halting): (Vec<(String, Run)>, _) = {
+            // One lock for both: a run a lifecycle call takes out is registered as halting
+            // under it (`halt`), so every run is in one list or the other.
             let mut connectors = self.connectors.lock().unwrap_or_else(|p| p.into_inner());
-            connectors
+            let runs = connectors
                 .iter_mut()
                 .filter_map(|(name, r)| {
                     let run = r.run.take()?;
                     run.cancel.cancel();
                     Some((name.clone(), run))
                 })
-                .collect()
+                .collect();
+            (runs, self.halting.snapshot(grace))
         };
-        let mut stopping: std::collections::BTreeSet<String> = runs.iter().map(|(name, _)| name.clone()).collect();
-        let grace = STOP_GRACE.min(within / 2);
-        let mut joins: futures::stream::FuturesUnordered<_> = runs
-            .into_iter()
-            .map(|(name, run)| async move {
-                let stopped = run.stop(&name, grace).await;
+        // By name, counted: a connector may have a run stopping here and an abandoned stop of
+        // its previous run.
+        let mut stopping: BTreeMap<String, usize> = BTreeMap::new();
+        let mut joins: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, (String, Result<(), String>)>> = futures::stream::FuturesUnordered::new();
+        for (name, run) in runs {
+            *stopping.entry(name.clone()).or_default() += 1;
+            joins.push(Box::pin(async move {
+                let stopped = run.stop(&name, grace).await.map_err(crate::supervisor::panic_message);
                 (name, stopped)
-            })
-            .collect();
+            }));
+        }
+        for (name, ended) in halting {
+            *stopping.entry(name.clone()).or_default() += 1;
+            joins.push(Box::pin(async move { (name, ended.await) }));
+        }
         let deadline = tokio::time::sleep(within);
         tokio::pin!(deadline);
         loop {
@@ -335,18 +360,23 @@ impl Host {
                         if let Err(e) = result {
                             tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
                         }
-                        stopping.remove(&name);
+                        if let Some(left) = stopping.get_mut(&name) {
+                            *left -= 1;
+                            if *left == 0 {
+                                stopping.remove(&name);
+                            }
+                        }
                     }
                     None => break,
                 },
                 () = &mut deadline => {
                     // Said now, not only by the caller: a supervisor's SIGKILL may follow soon.
-                    tracing::error!(connectors = ?stopping, "still stopping when the shutdown timeout ran out; left to the exit, their uncommitted records are read again at the next start");
+                    tracing::error!(connectors = ?stopping.keys().collect::<Vec<_>>(), "still stopping when the shutdown timeout ran out; left to the exit, their uncommitted records are read again at the next start");
                     break;
                 }
             }
         }
         self.shared.events.close();
-        stopping.into_iter().collect()
+        stopping.into_keys().collect()
     }
 }
