@@ -7,8 +7,8 @@
 //! dropped (its client gone), and the stop must still end the run and its plugin calls.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt as _, Shared};
@@ -20,12 +20,14 @@ use crate::stopping::{end_within, Stopping};
 /// How a stop ended: the supervisor's join result (a panic in it is an error).
 type Ended = Shared<BoxFuture<'static, Result<(), String>>>;
 
-/// One run being stopped: its interrupt, and its stop's end (awaitable by several).
+/// One run being stopped: its interrupt, its stop's end (awaitable by several), and whether
+/// that end came (set by the stop's task itself, so known even when nobody awaits it).
 #[derive(Clone)]
 struct Stop {
     connector: String,
     interrupt: Interrupt,
     ended: Ended,
+    done: Arc<AtomicBool>,
 }
 
 /// Every run a lifecycle call is stopping, by a number of its own (a connector's name may
@@ -44,7 +46,13 @@ impl Halting {
     pub(super) fn begin(&self, connector: &str, run: Run, grace: Duration) -> Halt {
         let interrupt = run.interrupt.clone();
         let name = connector.to_owned();
-        let task = tokio::spawn(async move { run.stop(&name, grace).await });
+        let done = Arc::new(AtomicBool::new(false));
+        let finished = done.clone();
+        let task = tokio::spawn(async move {
+            let stopped = run.stop(&name, grace).await;
+            finished.store(true, Ordering::SeqCst);
+            stopped
+        });
         let ended: Ended = async move {
             match task.await {
                 Ok(Ok(())) => Ok(()),
@@ -55,8 +63,8 @@ impl Halting {
         .shared();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut stops = self.lock();
-        stops.retain(|_, stop| stop.ended.peek().is_none());
-        stops.insert(id, Stop { connector: connector.to_owned(), interrupt, ended: ended.clone() });
+        stops.retain(|_, stop| !stop.done.load(Ordering::SeqCst));
+        stops.insert(id, Stop { connector: connector.to_owned(), interrupt, ended: ended.clone(), done });
         Halt { ended }
     }
 
@@ -64,7 +72,7 @@ impl Halting {
     /// plugin calls after `grace` (if its own stop has not yet) and resolves once it ended.
     pub(super) fn snapshot(&self, grace: Duration) -> Vec<(String, BoxFuture<'static, Result<(), String>>)> {
         let mut stops = self.lock();
-        stops.retain(|_, stop| stop.ended.peek().is_none());
+        stops.retain(|_, stop| !stop.done.load(Ordering::SeqCst));
         stops
             .values()
             .cloned()

@@ -2,8 +2,9 @@
 //!
 //! [`Host`] orchestrates; each concern has a module: the connector table and which action
 //! fits which state ([`table`]), the one validation every connector passes ([`rules`]),
-//! lifecycle changes ([`lifecycle`]), Kafka offsets ([`offsets`]), the state directory
-//! ([`persist`]), the plugin catalogue ([`plugins`]) and the secrets store ([`secrets`]).
+//! lifecycle changes ([`lifecycle`]) and the runs they are stopping ([`halting`]), Kafka
+//! offsets ([`offsets`]), the state directory ([`persist`]), the plugin catalogue
+//! ([`plugins`]) and the secrets store ([`secrets`]).
 //!
 //! Lifecycle operations on one connector are serialised by that connector's own lock, so a
 //! slow stop (a batch finishing, a retry ending) never holds up another connector's pause.
@@ -224,8 +225,9 @@ impl Host {
 
     /// Starts a supervisor for `connector`, paused from the start if `paused`; none once a
     /// shutdown has begun, whose sweep of the table may be over (a run started now would be
-    /// left running). Called under the table's lock, which the sweep takes after it sets
-    /// `closing`: a run is either started before the sweep, which then stops it, or not at all.
+    /// left running). Called under the table's lock (but at restore, which comes before any
+    /// shutdown can), which the sweep takes after it sets `closing`: a run is either started
+    /// before the sweep, which then stops it, or not at all.
     fn start_run(&self, connector: &Connector, status: &Arc<LiveStatus>, paused: bool) -> Option<Run> {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
             tracing::info!(connector = %connector.name(), "not started: the host is shutting down");

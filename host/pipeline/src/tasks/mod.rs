@@ -131,7 +131,7 @@ impl TaskContext {
 
 /// Sets the state a run ends in: `FAILED` with the fault, or `STOPPED` after a shutdown of
 /// a running or paused connector.
-pub(crate) fn finish(status: &LiveStatus, name: &str, exit: Exit) {
+fn finish(status: &LiveStatus, name: &str, exit: Exit) {
     match exit {
         Exit::Failed(fault) => {
             tracing::error!(connector = %name, class = %fault.class, error = %fault.message, "connector failed");

@@ -18,7 +18,7 @@ use turnpike_runtime::{
 
 use super::idle::{self, ConsumerOpener};
 use super::read_loop::{read_loop, ReadHooks};
-use super::{finish, Exit, PauseHooks, TaskContext};
+use super::{Exit, PauseHooks, TaskContext};
 use crate::batches::input_source;
 use crate::chain::ChainOutput;
 use crate::failures::{FailedRecord, ReadFrom};
@@ -85,7 +85,7 @@ impl SinkTask {
         let name = cx.connector.name().to_string();
         let sink = match start(&mut cx, &step, &plugin, limits, &secrets).await {
             Ok(sink) => sink,
-            Err(exit) => return finish(&cx.status, &name, exit),
+            Err(exit) => return cx.finish(&name, exit),
         };
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.status.plugins(), "sink connector running");

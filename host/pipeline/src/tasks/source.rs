@@ -12,7 +12,7 @@ use turnpike_state::TeamSecrets;
 use turnpike_runtime::{input_len, input_record, CallError, ErrorKind, FaultClass, InputBatch, InstanceLabels, InstanceLimits, Polled, SourceInstance};
 
 use crate::retry::{Attempt, Retry, RetryLog};
-use super::{drain, finish, produce, Exit, TaskContext};
+use super::{drain, produce, Exit, TaskContext};
 use crate::chain::route_refused;
 use crate::database;
 use crate::committer::{self, PendingBatch, PositionWriter, SourcePosition, IN_FLIGHT_BATCHES};
@@ -61,11 +61,11 @@ impl SourceTask {
         // before, so nothing it saves after can land, and what it saved before is read.
         let writer = match self.position_writer().await {
             Ok(writer) => writer,
-            Err(fault) => return finish(&self.cx.status, &name, fault.into()),
+            Err(fault) => return self.cx.finish(&name, fault.into()),
         };
         let (position, source) = match self.start().await {
             Ok(started) => started,
-            Err(exit) => return finish(&self.cx.status, &name, exit),
+            Err(exit) => return self.cx.finish(&name, exit),
         };
         self.cx.started();
         tracing::info!(connector = %name, plugins = ?self.cx.status.plugins(), resumed = position.is_some(), "source connector running");

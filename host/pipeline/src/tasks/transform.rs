@@ -12,7 +12,7 @@ use turnpike_runtime::InputBatch;
 
 use super::idle::{self, ConsumerOpener};
 use super::read_loop::{read_loop, ReadHooks};
-use super::{drain, finish, produce, Exit, PauseHooks, TaskContext};
+use super::{drain, produce, Exit, PauseHooks, TaskContext};
 use crate::committer::{self, GroupOffsets, PendingBatch, IN_FLIGHT_BATCHES};
 use crate::events::EventKind;
 use crate::failures::ReadFrom;
@@ -45,7 +45,7 @@ impl TransformTask {
         let Self { mut cx, mut consumer, opener, output_topic, swaps, applied_swap } = self;
         let name = cx.connector.name().to_string();
         if let Err(e) = cx.chain.prepare().await {
-            return finish(&cx.status, &name, Exit::from(e));
+            return cx.finish(&name, Exit::from(e));
         }
         cx.started();
         tracing::info!(connector = %name, plugins = ?cx.chain.plugin_labels(), "connector running");
