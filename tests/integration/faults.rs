@@ -62,22 +62,7 @@ async fn a_record_that_traps_again_is_dead_lettered_and_the_rest_flow() -> anyho
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_nothing() -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let (faulty_wasm, _) = fixtures()?;
-    let topic_in = unique("stuck-in");
-    create_topic(&topic_in, 1).await?;
-    produce(&producer()?, &topic_in, &[("k0".to_owned(), "STALL".to_owned())]).await?;
-    let connector = |marker: &str| {
-        format!(
-            "- name: stuck\n  topics: [{topic_in}]\n  output_topic: {topic_in}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: {marker} }}\n"
-        )
-    };
-    let sections = format!("shutdown_timeout_ms: 6000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
-    let dir = std::env::temp_dir().join(unique("turnpike-stuck"));
-    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("STALL")))?;
-    host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
-    // Counted in when read: the plugin is spinning on it from then on, for up to 60 s.
-    let read = |host: &HostProcess, times: u64| -> anyhow::Result<bool> { Ok(host.get("/v1/connectors/stuck")?.1["records_in"] == times) };
-    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok(read(&host, 1)?.then_some(()))).with_context(|| host.log_text())?;
+    let Stalled { mut host, dir, topic, .. } = stalled_host("stuck", 6000).await?;
 
     // Through the API (whose client gives up after 30 s): ended after 10 s.
     let status = stop_past_the_grace_period(&host, "stuck")?;
@@ -87,7 +72,8 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     // call after half of shutdown_timeout_ms (3 s) and exits cleanly.
     let (code, body) = http(&host.admin, "POST", "/v1/connectors/stuck/resume")?;
     assert!(code / 100 == 2, "{code} {body}");
-    wait_until("the stalling record to be read again", Duration::from_secs(60), || Ok(read(&host, 2)?.then_some(()))).with_context(|| host.log_text())?;
+    wait_until("the stalling record to be read again", Duration::from_secs(60), || Ok((host.get("/v1/connectors/stuck")?.1["records_in"] == 2).then_some(())))
+        .with_context(|| host.log_text())?;
     let asked = std::time::Instant::now();
     let exit = host.stop()?;
     let took = asked.elapsed();
@@ -98,9 +84,9 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
     assert_eq!(ended, 2, "the API stop and the shutdown each ended the call; log:\n{log}");
 
     // Started again with a plugin that forwards everything: the record comes out.
-    let mut host = HostProcess::start(&dir, &host_config_with(free_port(), &sections, &connector("NEVER")))?;
+    let mut host = HostProcess::start(&dir, &stalled_config("stuck", &topic, 6000, "NEVER")?)?;
     host.wait_state("stuck", "RUNNING", Duration::from_secs(120))?;
-    let out = consume_until(&format!("{topic_in}-out"), Duration::from_secs(60), |got| !got.is_empty()).await?;
+    let out = consume_until(&format!("{topic}-out"), Duration::from_secs(60), |got| !got.is_empty()).await?;
     assert_eq!(out, [("k0".to_owned(), "STALL".to_owned())], "log:\n{}", host.log_text());
     assert!(host.stop()?.success());
     Ok(())
@@ -113,21 +99,7 @@ async fn a_plugin_call_stuck_past_the_stops_grace_period_is_ended_and_loses_noth
 /// unanswered and the connector ran again at the next start.)
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stop_in_progress_when_the_host_shuts_down_is_finished_answered_and_kept() -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let (faulty_wasm, _) = fixtures()?;
-    let topic_in = unique("stop-at-exit");
-    create_topic(&topic_in, 1).await?;
-    produce(&producer()?, &topic_in, &[("k0".to_owned(), "STALL".to_owned())]).await?;
-    let connector = format!(
-        "- name: late\n  topics: [{topic_in}]\n  output_topic: {topic_in}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: STALL }}\n"
-    );
-    let sections = format!("shutdown_timeout_ms: 8000\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
-    let dir = std::env::temp_dir().join(unique("turnpike-stop-at-exit"));
-    let config = host_config_with(free_port(), &sections, &connector);
-    let mut host = HostProcess::start(&dir, &config)?;
-    host.wait_state("late", "RUNNING", Duration::from_secs(120))?;
-    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok((host.get("/v1/connectors/late")?.1["records_in"] == 1).then_some(())))
-        .with_context(|| host.log_text())?;
+    let Stalled { mut host, dir, config, .. } = stalled_host("late", 8000).await?;
 
     let admin = host.admin.clone();
     let stop = std::thread::spawn(move || http(&admin, "POST", "/v1/connectors/late/stop"));
@@ -152,6 +124,45 @@ async fn a_stop_in_progress_when_the_host_shuts_down_is_finished_answered_and_ke
     assert_eq!(settled["state"], "STOPPED", "the stop was kept: {settled}");
     assert!(host.stop()?.success());
     Ok(())
+}
+
+/// A host whose connector is stuck in a plugin call: see [`stalled_host`].
+struct Stalled {
+    host: HostProcess,
+    /// The host's state directory, to start it again from.
+    dir: std::path::PathBuf,
+    /// The connector's input topic (its output is `{topic}-out`).
+    topic: String,
+    /// The host's config, to start it again with.
+    config: String,
+}
+
+/// Starts a host whose connector `name` reads one `STALL` record from a topic of its own and
+/// spins on it (the `faulty` fixture looping, under a 60 s batch timeout); returns once the
+/// record was read, so the call is stuck from then on.
+async fn stalled_host(name: &str, shutdown_timeout_ms: u64) -> anyhow::Result<Stalled> {
+    use anyhow::Context as _;
+    let topic = unique(&format!("{name}-in"));
+    create_topic(&topic, 1).await?;
+    produce(&producer()?, &topic, &[("k0".to_owned(), "STALL".to_owned())]).await?;
+    let dir = std::env::temp_dir().join(unique(&format!("turnpike-{name}")));
+    let config = stalled_config(name, &topic, shutdown_timeout_ms, "STALL")?;
+    let mut host = HostProcess::start(&dir, &config)?;
+    host.wait_state(name, "RUNNING", Duration::from_secs(120))?;
+    // Counted in when read: the plugin is spinning on it from then on.
+    let path = format!("/v1/connectors/{name}");
+    wait_until("the stalling record to be read", Duration::from_secs(60), || Ok((host.get(&path)?.1["records_in"] == 1).then_some(()))).with_context(|| host.log_text())?;
+    Ok(Stalled { host, dir, topic, config })
+}
+
+/// The config of [`stalled_host`]'s host, its connector looping on records holding `marker`.
+fn stalled_config(name: &str, topic: &str, shutdown_timeout_ms: u64, marker: &str) -> anyhow::Result<String> {
+    let (faulty_wasm, _) = fixtures()?;
+    let connector = format!(
+        "- name: {name}\n  topics: [{topic}]\n  output_topic: {topic}-out\n  limits: {{ batch_timeout_ms: 60000 }}\n  transforms:\n    - plugin: faulty\n      config: {{ fault: loop, marker: {marker} }}\n"
+    );
+    let sections = format!("shutdown_timeout_ms: {shutdown_timeout_ms}\nplugins:\n  faulty: {{ path: {} }}\n", faulty_wasm.display());
+    Ok(host_config_with(free_port(), &sections, &connector))
 }
 
 /// The same for a sink waiting on an endpoint that does not answer: a stop ends the write after
@@ -233,8 +244,7 @@ async fn the_supervisor_gives_up_and_a_manual_restart_starts_over() -> anyhow::R
     let port = free_port();
     let mut host = HostProcess::start(&dir, &host_config_with(port, &sections, &connector))?;
     host.wait_state("doomed", "FAILED", Duration::from_secs(120))?;
-    let gave_up = |metrics: &str| metrics.lines().any(|l| l == r#"turnpike_events_total{kind="gave_up"} 1"#);
-    wait_until("a gave_up event counted", Duration::from_secs(30), || Ok(gave_up(&http(&host.admin, "GET", "/metrics")?.1).then_some(())))?;
+    wait_until("a gave_up event counted", Duration::from_secs(30), || Ok((host.events_counted("gave_up")? == 1).then_some(())))?;
     let status = host.get("/v1/connectors/doomed")?.1;
     assert_eq!(status["state"], "FAILED");
     assert_eq!(status["restarts"], 2, "failures 1 and 2 were retried, failure 3 gave up: {status}");

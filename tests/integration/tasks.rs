@@ -180,8 +180,7 @@ async fn a_task_stuck_in_a_plugin_call_does_not_hold_its_run_after_a_sibling_fai
     produce_records(&producer()?, &topic, &[record("BOOM", 1)]).await?;
     let failed = host.wait_state("siblings", "FAILED", Duration::from_secs(60))?;
     let since = std::time::Instant::now();
-    let gave_up = |metrics: &str| metrics.lines().any(|l| l == r#"turnpike_events_total{kind="gave_up"} 1"#);
-    wait_until("the run to end (a gave_up event)", Duration::from_secs(45), || Ok(gave_up(&http(&host.admin, "GET", "/metrics")?.1).then_some(())))
+    wait_until("the run to end (a gave_up event)", Duration::from_secs(45), || Ok((host.events_counted("gave_up")? == 1).then_some(())))
         .with_context(|| host.log_text())?;
     let took = since.elapsed();
     let log = host.log_text();

@@ -343,6 +343,14 @@ impl HostProcess {
         http_get(&self.admin, path)
     }
 
+    /// How many events of `kind` (`gave_up`, `restarted`, …) the host counted, by its
+    /// `turnpike_events_total` metric (0 before the first).
+    pub fn events_counted(&self, kind: &str) -> Result<u64> {
+        let (_, metrics) = http(&self.admin, "GET", "/metrics")?;
+        let series = format!("turnpike_events_total{{kind=\"{kind}\"}} ");
+        Ok(metrics.lines().find_map(|l| l.strip_prefix(series.as_str())).map_or(Ok(0), str::parse)?)
+    }
+
     /// Waits until the connector reports `state`, or fails with the host's log.
     pub fn wait_state(&mut self, connector: &str, state: &str, timeout: Duration) -> Result<serde_json::Value> {
         let found = wait_until(&format!("{connector} to be {state}"), timeout, || {

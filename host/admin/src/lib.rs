@@ -73,8 +73,11 @@ pub fn serve_limits(config: &AdminConfig) -> ServeLimits {
 }
 
 fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: Auth) -> Router {
-    let guard = Arc::new(Guard::new(config));
-    let layer = Arc::new(auth::AuthLayer { host: host.clone(), auth });
+    with_layers(endpoints(max_upload_bytes), host, config, auth)
+}
+
+/// Every path the API answers, and what answers it.
+fn endpoints(max_upload_bytes: usize) -> Router<Arc<Host>> {
     // JSON bodies are small; only a component upload may be large (a route's own limit
     // overrides the router-wide one).
     let upload = post(plugins::upload).layer(DefaultBodyLimit::max(max_upload_bytes));
@@ -106,6 +109,14 @@ fn routes(host: Arc<Host>, config: &AdminConfig, max_upload_bytes: usize, auth: 
         .route("/v1/topics", get(topics::list))
         .route("/v1/topics/{topic}/sample", get(topics::sample))
         .fallback(not_found)
+}
+
+/// What every request to `endpoints` passes through, from the outside in: the panic catcher,
+/// the host and origin guard, authentication, the body cap.
+fn with_layers(endpoints: Router<Arc<Host>>, host: Arc<Host>, config: &AdminConfig, auth: Auth) -> Router {
+    let guard = Arc::new(Guard::new(config));
+    let layer = Arc::new(auth::AuthLayer { host: host.clone(), auth });
+    endpoints
         .layer(DefaultBodyLimit::max(guard.max_json_body()))
         // Inside the guard: a request from a foreign host or origin is refused before its
         // token is even looked at.
@@ -169,6 +180,21 @@ mod tests {
         let status = response.status();
         let body = response.into_body().collect().await.unwrap().to_bytes();
         (status, serde_json::from_slice(&body).expect("JSON body"))
+    }
+
+    /// Through the layers every route has: a handler's panic (a host bug) is answered, 500
+    /// with the error JSON, not a dropped connection.
+    #[tokio::test]
+    async fn a_panicking_handler_is_answered_500_with_the_error_json() {
+        async fn broken() -> &'static str {
+            panic!("index out of bounds")
+        }
+        let host = Arc::new(Host::new(turnpike_runtime_for_tests(), Vec::new(), turnpike_pipeline::SandboxConfig::default()));
+        let app = with_layers(Router::new().route("/broken", get(broken)), host, &AdminConfig::default(), Auth::off());
+        let (status, json) = get_json(app, "/broken").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(json["error"], "internal", "{json}");
+        assert!(json["detail"].as_str().is_some_and(|d| d.contains("see its log")), "{json}");
     }
 
     #[tokio::test]

@@ -12,13 +12,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt as _, Shared};
+use futures::stream::{FuturesUnordered, StreamExt as _};
 use turnpike_runtime::Interrupt;
 
 use super::table::Run;
 use crate::stopping::{end_within, Stopping};
 
 /// How a stop ended: the supervisor's join result (a panic in it is an error).
-type Ended = Shared<BoxFuture<'static, Result<(), String>>>;
+type Ended = Shared<Ending>;
+
+/// A stop's end, awaited once: `Err` says how its supervisor ended abnormally.
+pub(super) type Ending = BoxFuture<'static, Result<(), String>>;
 
 /// One run being stopped: its interrupt, its stop's end (awaitable by several), and whether
 /// that end came (set by the stop's task itself, so known even when nobody awaits it).
@@ -70,7 +74,7 @@ impl Halting {
 
     /// For a shutdown: each run still being stopped, as its name and a future that ends its
     /// plugin calls after `grace` (if its own stop has not yet) and resolves once it ended.
-    pub(super) fn snapshot(&self, grace: Duration) -> Vec<(String, BoxFuture<'static, Result<(), String>>)> {
+    pub(super) fn snapshot(&self, grace: Duration) -> Vec<(String, Ending)> {
         let mut stops = self.lock();
         stops.retain(|_, stop| !stop.done.load(Ordering::SeqCst));
         stops
@@ -102,4 +106,42 @@ impl Halt {
             tracing::error!(connector, error = %e, "connector supervisor ended abnormally");
         }
     }
+}
+
+/// Waits for every stop, each named by its connector, until `within` has passed; returns the
+/// connectors still stopping then (none when all ended). A connector may be named twice: a run
+/// stopping for the shutdown and an abandoned stop of its previous run.
+pub(super) async fn wait_for(stops: Vec<(String, Ending)>, within: Duration) -> Vec<String> {
+    let mut stopping: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ends: FuturesUnordered<BoxFuture<'static, (String, Result<(), String>)>> = FuturesUnordered::new();
+    for (name, ending) in stops {
+        *stopping.entry(name.clone()).or_default() += 1;
+        ends.push(Box::pin(async move { (name, ending.await) }));
+    }
+    let deadline = tokio::time::sleep(within);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            ended = ends.next() => match ended {
+                Some((name, result)) => {
+                    if let Err(e) = result {
+                        tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
+                    }
+                    if let Some(left) = stopping.get_mut(&name) {
+                        *left -= 1;
+                        if *left == 0 {
+                            stopping.remove(&name);
+                        }
+                    }
+                }
+                None => break,
+            },
+            () = &mut deadline => {
+                // Said now, not only by the caller: a supervisor's SIGKILL may follow soon.
+                tracing::error!(connectors = ?stopping.keys().collect::<Vec<_>>(), "still stopping when the shutdown timeout ran out; left to the exit, their uncommitted records are read again at the next start");
+                break;
+            }
+        }
+    }
+    stopping.into_keys().collect()
 }

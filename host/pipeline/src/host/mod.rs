@@ -321,7 +321,6 @@ impl Host {
     /// runs are left to the process's exit, and what they had not committed is read again at
     /// the next start (a delivery to an unreachable broker can take minutes).
     pub async fn shutdown(&self, within: std::time::Duration) -> Vec<String> {
-        use futures::StreamExt as _;
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
         let grace = STOP_GRACE.min(within / 2);
         let (runs, halting): (Vec<(String, Run)>, _) = {
@@ -338,47 +337,17 @@ impl Host {
                 .collect();
             (runs, self.halting.snapshot(grace))
         };
-        // By name, counted: a connector may have a run stopping here and an abandoned stop of
-        // its previous run.
-        let mut stopping: BTreeMap<String, usize> = BTreeMap::new();
-        let mut joins: futures::stream::FuturesUnordered<futures::future::BoxFuture<'static, (String, Result<(), String>)>> = futures::stream::FuturesUnordered::new();
-        for (name, run) in runs {
-            *stopping.entry(name.clone()).or_default() += 1;
-            joins.push(Box::pin(async move {
-                let stopped = run.stop(&name, grace).await.map_err(crate::supervisor::panic_message);
-                (name, stopped)
-            }));
-        }
-        for (name, ended) in halting {
-            *stopping.entry(name.clone()).or_default() += 1;
-            joins.push(Box::pin(async move { (name, ended.await) }));
-        }
-        let deadline = tokio::time::sleep(within);
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                joined = joins.next() => match joined {
-                    Some((name, result)) => {
-                        if let Err(e) = result {
-                            tracing::error!(connector = %name, error = %e, "connector supervisor ended abnormally");
-                        }
-                        if let Some(left) = stopping.get_mut(&name) {
-                            *left -= 1;
-                            if *left == 0 {
-                                stopping.remove(&name);
-                            }
-                        }
-                    }
-                    None => break,
-                },
-                () = &mut deadline => {
-                    // Said now, not only by the caller: a supervisor's SIGKILL may follow soon.
-                    tracing::error!(connectors = ?stopping.keys().collect::<Vec<_>>(), "still stopping when the shutdown timeout ran out; left to the exit, their uncommitted records are read again at the next start");
-                    break;
-                }
-            }
-        }
+        let mut stops: Vec<(String, halting::Ending)> = runs
+            .into_iter()
+            .map(|(name, run)| {
+                let stopping = name.clone();
+                let ended: halting::Ending = Box::pin(async move { run.stop(&stopping, grace).await.map_err(crate::supervisor::panic_message) });
+                (name, ended)
+            })
+            .collect();
+        stops.extend(halting);
+        let left = halting::wait_for(stops, within).await;
         self.shared.events.close();
-        stopping.into_keys().collect()
+        left
     }
 }
