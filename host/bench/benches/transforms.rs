@@ -8,6 +8,12 @@
 //! in the same run, `half-filter` (forwards every record at an even offset)
 //! and `pii-mask` (forwards key and headers, writes a new value).
 //!
+//! A second table times one call apart from its records, in the same run: a call that passes no
+//! list either way (a sink's `flush` with nothing to flush: the floor of any call through the
+//! sandbox), and identity given a batch of no records (its columns lowered, its outputs'
+//! lifted). From those, each row says what its ratio would be if every list cost nothing, and
+//! if calls cost nothing at all: the best a different batch contract could do.
+//!
 //! Run with `cargo bench -p turnpike-bench` (all plugins) or `cargo bench -p turnpike-bench --
 //! identity` (plugins whose name contains a filter). Prints a table; the ratio is WASM /
 //! native, both measured in this run on this machine. Not a test: it asserts nothing.
@@ -15,7 +21,7 @@
 use std::time::{Duration, Instant};
 
 use turnpike_bench::{customer, host_batch, native_batch};
-use turnpike_runtime::{InstanceLabels, InstanceLimits, Plugin, Runtime, TransformInstance};
+use turnpike_runtime::{InstanceLabels, InstanceLimits, Plugin, Runtime, SinkInstance, TransformInstance};
 use turnpike_sdk::Transform;
 
 const BATCH_SIZES: [usize; 4] = [1, 16, 256, 1024];
@@ -23,6 +29,8 @@ const BATCH_SIZES: [usize; 4] = [1, 16, 256, 1024];
 const RECORDS_PER_ROUND: usize = 20_480;
 /// Rounds per measurement; the fastest is reported (least disturbed by the machine).
 const ROUNDS: usize = 5;
+/// Calls per round of the per-call measurements.
+const CALLS_PER_ROUND: usize = 20_000;
 
 const PII_CONFIG: &str = r#"{"fields":[{"path":"email","mode":"hash"},"ssn",{"path":"card.number","mode":"partial"},"address.street"],"detectors":["phone","email"],"salt":"bench"}"#;
 
@@ -46,6 +54,8 @@ fn main() -> anyhow::Result<()> {
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
 
+    let sink = runtime.load(turnpike_test_components::PARTITION_SINK)?;
+    let before = rt.block_on(measure_calls(&identity, &sink))?;
     let mut rows = Vec::new();
     for &batch in &BATCH_SIZES {
         let host = host_batch(&values[..batch]);
@@ -82,14 +92,30 @@ fn main() -> anyhow::Result<()> {
         }
     }
 
+    // Timed again after the rows, the least of both kept: a machine that was busy for one of
+    // them would otherwise skew every row's bounds.
+    let after = rt.block_on(measure_calls(&identity, &sink))?;
+    let calls = CallCosts { floor: before.floor.min(after.floor), empty: before.empty.min(after.empty) };
+    let per_call = |d: Duration| d.as_nanos() as f64 / CALLS_PER_ROUND as f64;
+    let (floor, empty) = (per_call(calls.floor), per_call(calls.empty));
+    println!("\nOne call, apart from its records (best of {ROUNDS} rounds of {CALLS_PER_ROUND} calls, before and after the rows)");
+    println!("{:<58} {:>8.0} ns", "a call passing no list (a sink's empty flush)", floor);
+    println!("{:<58} {:>8.0} ns", "identity, a batch of no records (columns in and out)", empty);
+
     println!("\nTransform cost per record ({RECORDS_PER_ROUND} records per round, best of {ROUNDS} rounds, ~420-byte JSON records)");
-    println!("{:<14} {:>6} {:>14} {:>14} {:>16} {:>16} {:>8}", "plugin", "batch", "wasm ns/rec", "native ns/rec", "wasm rec/s", "native rec/s", "ratio");
+    println!(
+        "{:<14} {:>6} {:>14} {:>14} {:>16} {:>16} {:>8} {:>14} {:>14}",
+        "plugin", "batch", "wasm ns/rec", "native ns/rec", "wasm rec/s", "native rec/s", "ratio", "lists free", "calls free"
+    );
     for r in &rows {
         let per = |d: Duration| d.as_nanos() as f64 / RECORDS_PER_ROUND as f64;
         let (w, n) = (per(r.wasm), per(r.native));
+        // The same row with the lists' share of each call taken off, then the whole call.
+        let lists_free = (w - (empty - floor) / r.batch as f64) / n;
+        let calls_free = (w - empty / r.batch as f64) / n;
         println!(
-            "{:<14} {:>6} {:>14.0} {:>14.0} {:>16.0} {:>16.0} {:>7.2}x",
-            r.plugin, r.batch, w, n, 1e9 / w, 1e9 / n, w / n
+            "{:<14} {:>6} {:>14.0} {:>14.0} {:>16.0} {:>16.0} {:>7.2}x {:>13.2}x {:>13.2}x",
+            r.plugin, r.batch, w, n, 1e9 / w, 1e9 / n, w / n, lists_free, calls_free
         );
     }
     Ok(())
@@ -112,6 +138,38 @@ async fn measure_wasm(plugin: &Plugin, config: &str, batch: &turnpike_runtime::I
         best = best.min(start.elapsed());
     }
     Ok(best)
+}
+
+/// What one call costs apart from its records, per round of [`CALLS_PER_ROUND`] calls.
+struct CallCosts {
+    /// A call that lowers and lifts no list: the floor of any call through the sandbox (the
+    /// async call, its fiber, the deadline and interrupt checks, the CPU meter).
+    floor: Duration,
+    /// A transform call with a batch of no records: the floor plus lowering the batch's
+    /// columns and lifting the output's, with the guest's allocations for them.
+    empty: Duration,
+}
+
+async fn measure_calls(identity: &Plugin, sink: &Plugin) -> anyhow::Result<CallCosts> {
+    let labels = || InstanceLabels { connector: "bench".into(), plugin: "bench".into() };
+    // The address is never used: nothing is written, so the flush sends nothing.
+    let mut writer = SinkInstance::create(sink, r#"{"url":"http://127.0.0.1:9"}"#, labels(), InstanceLimits::default()).await?;
+    let mut transform = TransformInstance::create(identity, "{}", labels(), InstanceLimits::default()).await?;
+    let empty = host_batch(&[]);
+    let (mut floor, mut lists) = (Duration::MAX, Duration::MAX);
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        for _ in 0..CALLS_PER_ROUND {
+            writer.flush().await?;
+        }
+        floor = floor.min(start.elapsed());
+        let start = Instant::now();
+        for _ in 0..CALLS_PER_ROUND {
+            std::hint::black_box(transform.transform(&empty).await?);
+        }
+        lists = lists.min(start.elapsed());
+    }
+    Ok(CallCosts { floor, empty: lists })
 }
 
 /// The same work natively: the plugin's code and the SDK's per-batch path, no WebAssembly.
