@@ -11,8 +11,8 @@
 //! readable, at 1,000 and 10,000 records/s for (a) and for (b) at `batch.max_wait_ms` 5, 20
 //! (the default) and 100: p50, p99 and the largest.
 //!
-//! Run with `cargo bench --profile dev -p turnpike-bench --bench e2e` (the bench profile means a
-//! release build of everything): it starts the project's test broker
+//! Run with `cargo bench -p turnpike-bench --bench e2e` (or all benches at once, as the README's
+//! figures were made: `host/bench/report.sh`): it starts the project's test broker
 //! (tests/kafka/kafka.sh), or uses `TURNPIKE_BENCH_BOOTSTRAP=host:port`.
 //! `TURNPIKE_BENCH_RECORDS` sets the records (default 1,000,000).
 

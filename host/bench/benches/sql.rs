@@ -11,7 +11,7 @@
 //!
 //! Needs PostgreSQL and, for the Kafka row, a broker:
 //! `tests/sql/postgres.sh start .cache/pg-run` and `tests/kafka/kafka.sh start .cache/kafka-run`, then
-//! `TURNPIKE_TEST_POSTGRES_URL=$(cat .cache/pg-run/url) TURNPIKE_TEST_BOOTSTRAP=$(cat .cache/kafka-run/bootstrap) cargo bench --profile dev -p turnpike-bench --bench sql`.
+//! `TURNPIKE_TEST_POSTGRES_URL=$(cat .cache/pg-run/url) TURNPIKE_TEST_BOOTSTRAP=$(cat .cache/kafka-run/bootstrap) cargo bench -p turnpike-bench --bench sql`.
 //! `TURNPIKE_BENCH_SQL_ROWS` sets the table's size (default 1,000,000). The table lives in a
 //! fresh database `tp_bench_<hex>`, dropped at the end. Not a test: it asserts nothing beyond
 //! every row being read (and acknowledged).

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every benchmark once, in one go, on one machine, into one report:
+#   host/bench/report.sh            # -> host/bench/reports/<UTC date>.txt, and the terminal
+# The README's Performance section quotes one such report, whole: its figures then come from
+# one run (one build, one machine, one day), so they can be compared with each other.
+#
+# It builds the benches with the bench profile (release), starts what they measure against
+# (the project's test Kafka broker, moto for S3, PostgreSQL; see tests/run.sh, which installs
+# them), runs each bench alone in turn (never two at once: they time the machine), and stops
+# the servers. The machine's facts head the report. A bench that fails is reported as failed,
+# and the others still run; the script then exits non-zero.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+reports="$root/host/bench/reports"
+mkdir -p "$reports"
+report="$reports/$(date -u +%F).txt"
+export TURNPIKE_TOOLCHAINS="${TURNPIKE_TOOLCHAINS:-$root/.cache/toolchains}"
+
+echo "==> building the benches (bench profile)" >&2
+cargo bench -p turnpike-bench --no-run >&2
+
+kafka_run="$root/.cache/kafka-run"
+s3_run="$root/.cache/moto-run"
+pg_run="$root/.cache/pg-run"
+trap 'set +e; tests/kafka/kafka.sh stop "$kafka_run"; tests/s3/moto.sh stop "$s3_run"; tests/sql/postgres.sh stop "$pg_run"' EXIT
+echo "==> starting Kafka, moto and PostgreSQL" >&2
+bootstrap="$(tests/kafka/kafka.sh start "$kafka_run")"
+s3_endpoint="$(tests/s3/moto.sh start "$s3_run")"
+postgres_url="$(tests/sql/postgres.sh start "$pg_run")"
+export TURNPIKE_BENCH_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_BOOTSTRAP="$bootstrap" \
+  TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_POSTGRES_URL="$postgres_url"
+
+machine() {
+  echo "date:     $(date -u '+%F %H:%M UTC')"
+  echo "commit:   $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "cpu:      $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+  echo "memory:   $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "system:   $(uname -sr)"
+  echo "rustc:    $(rustc -V)"
+  echo "build:    cargo bench (bench profile: release)"
+  echo "servers:  Kafka $(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' tests/kafka/pom.xml) (KRaft, one node), moto, PostgreSQL: all on this machine"
+}
+
+# Each bench alone, in turn; a failure is reported and the others still run.
+run_all() {
+  local failed=0 start
+  echo "# Turnpike benchmarks, one run"
+  echo
+  machine
+  # Cheapest first, the broker's heaviest last: the density bench leaves a thousand topics.
+  for bench in transforms smt languages hot_swap s3 sql tasks e2e density; do
+    echo
+    echo "## $bench"
+    start=$(date +%s)
+    if cargo bench -q -p turnpike-bench --bench "$bench" 2>&1; then
+      echo "(took $(( $(date +%s) - start )) s)"
+    else
+      echo "FAILED after $(( $(date +%s) - start )) s"
+      failed=1
+    fi
+  done
+  return "$failed"
+}
+
+set +e
+run_all | tee "$report"
+status=${PIPESTATUS[0]}
+echo "==> report: $report" >&2
+exit "$status"
