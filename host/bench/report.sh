@@ -6,8 +6,9 @@
 #
 # It builds the benches with the bench profile (release), starts what they measure against
 # (the project's test Kafka broker, moto for S3, PostgreSQL; see tests/run.sh, which installs
-# them), runs each bench alone in turn (never two at once: they time the machine), and stops
-# the servers. The machine's facts head the report. A bench that fails is reported as failed,
+# them), runs each bench alone in turn (never two at once: they time the machine; the servers
+# stay up, idle between benches, and each bench's section says the load average before it),
+# and stops the servers. The machine's facts head the report. A bench that fails is reported as failed,
 # and the others still run; the script then exits non-zero.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -21,10 +22,18 @@ export TURNPIKE_TOOLCHAINS="${TURNPIKE_TOOLCHAINS:-$root/.cache/toolchains}"
 echo "==> building the benches (bench profile)" >&2
 cargo bench -p turnpike-bench --no-run >&2
 
-kafka_run="$root/.cache/kafka-run"
-s3_run="$root/.cache/moto-run"
-pg_run="$root/.cache/pg-run"
-trap 'set +e; tests/kafka/kafka.sh stop "$kafka_run"; tests/s3/moto.sh stop "$s3_run"; tests/sql/postgres.sh stop "$pg_run"' EXIT
+# Run folders of their own: starting a server wipes its folder, and one the tests or a
+# manual run left going in the usual folders would go on eating the cores unseen.
+kafka_run="$root/.cache/bench-kafka-run"
+s3_run="$root/.cache/bench-moto-run"
+pg_run="$root/.cache/bench-pg-run"
+stop_servers() {
+  tests/kafka/kafka.sh stop "$kafka_run"
+  tests/s3/moto.sh stop "$s3_run"
+  tests/sql/postgres.sh stop "$pg_run"
+}
+stop_servers >/dev/null 2>&1 || true
+trap 'set +e; stop_servers' EXIT
 echo "==> starting Kafka, moto and PostgreSQL" >&2
 bootstrap="$(tests/kafka/kafka.sh start "$kafka_run")"
 s3_endpoint="$(tests/s3/moto.sh start "$s3_run")"
@@ -34,7 +43,7 @@ export TURNPIKE_BENCH_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_BOOTSTRAP="$bootstrap
 
 machine() {
   echo "date:     $(date -u '+%F %H:%M UTC')"
-  echo "commit:   $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "commit:   $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain -- . ':!host/bench/reports')" ] || echo ' (with changes not committed)')"
   echo "cpu:      $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
   echo "memory:   $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
   echo "system:   $(uname -sr)"
@@ -54,7 +63,12 @@ run_all() {
     echo
     echo "## $bench"
     start=$(date +%s)
-    if cargo bench -q -p turnpike-bench --bench "$bench" 2>&1; then
+    # What else keeps the machine busy: the servers idle between benches, nothing else.
+    echo "(load average before it: $(cut -d' ' -f1-3 /proc/loadavg))"
+    # The bench's own lines (some on stderr), without cargo's build chatter (the languages
+    # bench builds its examples).
+    cargo bench -q -p turnpike-bench --bench "$bench" 2>&1 | grep -v -E '^ *(Compiling|Finished|Fresh|Blocking|Running) |^Component built successfully'
+    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
       echo "(took $(( $(date +%s) - start )) s)"
     else
       echo "FAILED after $(( $(date +%s) - start )) s"
