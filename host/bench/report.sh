@@ -52,6 +52,16 @@ machine() {
   echo "servers:  Kafka $(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' tests/kafka/pom.xml) (KRaft, one node), moto, PostgreSQL: all on this machine"
 }
 
+# Waits (up to 3 minutes) for the one-minute load average to fall under 0.5: the build and
+# the servers' start-up would otherwise still be running in the first bench's figures.
+settle() {
+  local waited=0
+  while [ "$(awk '{ print ($1 < 0.5) }' /proc/loadavg)" != 1 ] && [ "$waited" -lt 180 ]; do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
 # Each bench alone, in turn; a failure is reported and the others still run.
 run_all() {
   local failed=0 start
@@ -64,6 +74,7 @@ run_all() {
     echo "## $bench"
     start=$(date +%s)
     # What else keeps the machine busy: the servers idle between benches, nothing else.
+    settle
     echo "(load average before it: $(cut -d' ' -f1-3 /proc/loadavg))"
     # The bench's own lines (some on stderr), without cargo's build chatter (the languages
     # bench builds its examples).
