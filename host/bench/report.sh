@@ -72,10 +72,10 @@ run_all() {
   for bench in transforms smt languages hot_swap s3 sql tasks e2e density; do
     echo
     echo "## $bench"
-    start=$(date +%s)
     # What else keeps the machine busy: the servers idle between benches, nothing else.
     settle
     echo "(load average before it: $(cut -d' ' -f1-3 /proc/loadavg))"
+    start=$(date +%s)
     # The bench's own lines (some on stderr), without cargo's build chatter (the languages
     # bench builds its examples).
     cargo bench -q -p turnpike-bench --bench "$bench" 2>&1 | grep -v -E '^ *(Compiling|Finished|Fresh|Blocking|Running) |^Component built successfully'
