@@ -145,7 +145,8 @@ async fn tasks_scale_up_to_max_under_a_backlog_and_back_down_once_it_drains() ->
     // the two moves (up, then down). Committing only what the last periodic commit saved
     // re-read about a second of work: 1,800 of 60,000 records here.
     assert!(duplicates <= 2 * 4 * 8 * 20, "{duplicates} records read twice");
-    assert!(host.stop()?.success());
+    let exit = host.stop()?;
+    assert!(exit.success(), "a clean exit: {exit}; log:\n{}", host.log_text());
     Ok(())
 }
 
