@@ -38,7 +38,7 @@ echo "==> starting Kafka, moto and PostgreSQL" >&2
 bootstrap="$(tests/kafka/kafka.sh start "$kafka_run")"
 s3_endpoint="$(tests/s3/moto.sh start "$s3_run")"
 postgres_url="$(tests/sql/postgres.sh start "$pg_run")"
-export TURNPIKE_BENCH_BOOTSTRAP="$bootstrap" TURNPIKE_TEST_BOOTSTRAP="$bootstrap" \
+export TURNPIKE_BENCH_BOOTSTRAP="$bootstrap" TURNPIKE_BENCH_BROKER_PID="$(cat "$kafka_run/broker.pid")" TURNPIKE_TEST_BOOTSTRAP="$bootstrap" \
   TURNPIKE_TEST_S3_ENDPOINT="$s3_endpoint" TURNPIKE_TEST_POSTGRES_URL="$postgres_url"
 
 machine() {

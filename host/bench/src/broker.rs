@@ -27,20 +27,25 @@ pub fn order(i: u64) -> String {
 /// loopback), started now and stopped on drop.
 pub struct BenchBroker {
     pub bootstrap: String,
+    /// The broker's process, when known (started here, or `TURNPIKE_BENCH_BROKER_PID`), so
+    /// that a bench can say what the broker spent beside what the host spent.
+    pub pid: Option<u32>,
     started: Option<PathBuf>,
 }
 
 impl BenchBroker {
     pub fn get() -> anyhow::Result<Self> {
         if let Ok(bootstrap) = std::env::var("TURNPIKE_BENCH_BOOTSTRAP") {
-            return Ok(Self { bootstrap, started: None });
+            let pid = std::env::var("TURNPIKE_BENCH_BROKER_PID").ok().and_then(|p| p.trim().parse().ok());
+            return Ok(Self { bootstrap, pid, started: None });
         }
         let run_dir = workspace().join(".cache/kafka-bench");
         eprintln!("starting the test broker in {} (TURNPIKE_BENCH_BOOTSTRAP=host:port uses a running one)", run_dir.display());
         let out = kafka_sh("start", &run_dir)?;
         let bootstrap = out.lines().last().unwrap_or_default().trim().to_owned();
         ensure!(!bootstrap.is_empty(), "tests/kafka/kafka.sh start printed no address");
-        Ok(Self { bootstrap, started: Some(run_dir) })
+        let pid = std::fs::read_to_string(run_dir.join("broker.pid")).ok().and_then(|p| p.trim().parse().ok());
+        Ok(Self { bootstrap, pid, started: Some(run_dir) })
     }
 }
 

@@ -3,6 +3,11 @@
 
 pub mod broker;
 
+/// The allocator the `turnpike` binary uses (see host/cli/src/main.rs), so that the benches
+/// measure the host as it ships.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use turnpike_runtime::{BatchBuilder, RecordRef};
 use turnpike_sdk::bindings::turnpike::plugin::types as sdk;
 

@@ -3,8 +3,9 @@
 //! glibc's allocator keeps what a thread freed in that thread's arena for reuse, and a
 //! librdkafka client allocates on threads of its own: 1,000 idle consumers given up left
 //! about 0.4 MiB each resident though free (the density bench: 659 MiB, then 233 MiB after
-//! one trim). A trim walks every arena, so it runs once, [`TRIM_AFTER`] after the first of
-//! a wave of closes, on a blocking thread.
+//! one trim; measured before the `turnpike` binary moved its own allocations to mimalloc,
+//! which leaves glibc's to librdkafka). A trim walks every arena, so it runs once,
+//! [`TRIM_AFTER`] after the first of a wave of closes, on a blocking thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
