@@ -22,6 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
+// Linked for its global allocator only: the one the `turnpike` binary uses.
+use turnpike_bench as _;
 use futures::TryStreamExt as _;
 use tokio_postgres::types::{FromSql, Type};
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};

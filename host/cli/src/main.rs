@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand};
 /// connector beside 1,000 idle ones, against itself alone), `perf` put the busy connector's
 /// extra CPU in glibc's `_int_malloc`, `unlink_chunk` and `malloc_consolidate`. Two runs each,
 /// host CPU per record of its runs beside the idle ones against alone: glibc 6.0-9.1 µs (five
-/// of six above 7.9) against 5.8-6.5, best rate 0.88× and 1.01× alone; mimalloc 5.2-7.1 µs
+/// of six at 7.9 or more) against 5.8-6.5, best rate 0.88× and 1.01× alone; mimalloc 5.2-7.1 µs
 /// against 5.4-6.8, 0.99× and 1.02×. The price: about 140 MiB more resident at rest with the
 /// 1,000 (375-434 MiB against 231-242).
 #[global_allocator]
