@@ -11,8 +11,10 @@
 //! holding their consumers, then after each gave its consumer up (`batch.idle_after_ms`,
 //! `TURNPIKE_BENCH_IDLE_AFTER_MS`, default 60,000). Threads and memory are this process's,
 //! which is the host (Linux `/proc/self`); CPU is the host's and, when known, the broker's.
-//! `TURNPIKE_BENCH_WINDOWS=1` prints when each busy run began and ended (as Rust's `Instant`,
-//! which is `CLOCK_MONOTONIC`), for `perf record -k CLOCK_MONOTONIC` and `perf report --time`.
+//! `TURNPIKE_BENCH_WINDOWS` set (to anything) prints when each busy run began and ended, as
+//! Rust's `Instant` debug text: `tv_sec` and `tv_nsec` of `CLOCK_MONOTONIC`, which
+//! `perf record -k CLOCK_MONOTONIC` also stamps samples with (`perf report --time
+//! <tv_sec>.<tv_nsec as µs>,…` then keeps one run's samples).
 
 use std::time::{Duration, Instant};
 
@@ -58,7 +60,8 @@ fn cpu_seconds(pid: &str) -> anyhow::Result<f64> {
     Ok((ticks(11) + ticks(12)) as f64 / 100.0)
 }
 
-/// CPU seconds the host (this process) and the broker (when its pid is known) used so far.
+/// CPU the host (this process) and the broker (when its pid is known) used: seconds so far
+/// from [`Cpu::now`], then a rate or a share from [`Cpu::since`].
 #[derive(Debug, Clone, Copy)]
 struct Cpu {
     host: f64,
@@ -70,7 +73,8 @@ impl Cpu {
         Ok(Self { host: cpu_seconds("self")?, broker: broker.map(|pid| cpu_seconds(&pid.to_string())).transpose()? })
     }
 
-    /// What each used since `before`, divided by `per` (seconds, for a share of one core).
+    /// What each used since `before`, divided by `per`: elapsed seconds give a share of one
+    /// core, millions of records give µs per record.
     fn since(self, before: Cpu, per: f64) -> Cpu {
         Cpu { host: (self.host - before.host) / per, broker: self.broker.zip(before.broker).map(|(now, then)| (now - then) / per) }
     }
@@ -143,7 +147,9 @@ struct BusyBench<'a> {
 
 impl BusyBench<'_> {
     /// Preloads a topic and times one pii-mask connector through it: records/s from its
-    /// first output to its last, so the group join before it does not count.
+    /// first output to its last, so the group join before it does not count in the rate. The
+    /// CPU is from creating the connector to its last output: with the join, and with whatever
+    /// else the host and the broker did meanwhile (beside the idle connectors, their share).
     async fn run(&self, label: &str) -> anyhow::Result<Busy> {
         let topic = format!("{label}-in");
         create_topics(self.bootstrap, std::slice::from_ref(&topic), 1).await?;
@@ -267,16 +273,19 @@ async fn run() -> anyhow::Result<()> {
     );
 
     // The design before: a producer per connector. The same number of producers, with the
-    // same settings, added to the same host, show what they cost.
+    // same settings, added to the same host, show what they cost: against the host as it is
+    // now, after the busy runs.
+    let base = process()?;
+    let base_cpu = cpu_percent_over(Duration::from_secs(5), broker.pid).await?.host;
     let producers = (0..count).map(|_| Producer::new(&kafka)).collect::<Result<Vec<_>, _>>()?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     let with_producers_cpu = cpu_percent_over(AT_REST, broker.pid).await?.host;
     let with_producers = process()?;
     println!(
         "density: a producer per connector (as before the host shared one) would add {:.2} threads, {:.2} MiB RSS and {:.3} % of a core at rest per connector ({} threads, {:.0} MiB, {with_producers_cpu:.1} % of a core in all)",
-        per(with_producers.threads as f64, idle.threads as f64),
-        per(with_producers.rss_bytes as f64, idle.rss_bytes as f64) / 1048576.0,
-        per(with_producers_cpu, idle_cpu.host),
+        per(with_producers.threads as f64, base.threads as f64),
+        per(with_producers.rss_bytes as f64, base.rss_bytes as f64) / 1048576.0,
+        per(with_producers_cpu, base_cpu),
         with_producers.threads,
         with_producers.rss_bytes as f64 / 1048576.0
     );

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-// Linked for its global allocator only: the one the `turnpike` binary uses.
-use turnpike_bench as _;
 use futures::TryStreamExt as _;
 use tokio_postgres::types::{FromSql, Type};
+// Linked for its global allocator only: the one the `turnpike` binary uses.
+use turnpike_bench as _;
 use turnpike_kafka::{Delivery, OutgoingRecord, Producer};
 use turnpike_runtime::{input_len, input_record, InstanceLabels, InstanceLimits, Plugin, Runtime, SourceInstance, SqlGrant};
 use turnpike_sql::{Database, DatabaseConfig, Tls};

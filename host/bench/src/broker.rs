@@ -36,7 +36,7 @@ pub struct BenchBroker {
 impl BenchBroker {
     pub fn get() -> anyhow::Result<Self> {
         if let Ok(bootstrap) = std::env::var("TURNPIKE_BENCH_BOOTSTRAP") {
-            let pid = std::env::var("TURNPIKE_BENCH_BROKER_PID").ok().and_then(|p| p.trim().parse().ok());
+            let pid = std::env::var("TURNPIKE_BENCH_BROKER_PID").ok().and_then(|p| live_pid(&p));
             return Ok(Self { bootstrap, pid, started: None });
         }
         let run_dir = workspace().join(".cache/kafka-bench");
@@ -44,7 +44,7 @@ impl BenchBroker {
         let out = kafka_sh("start", &run_dir)?;
         let bootstrap = out.lines().last().unwrap_or_default().trim().to_owned();
         ensure!(!bootstrap.is_empty(), "tests/kafka/kafka.sh start printed no address");
-        let pid = std::fs::read_to_string(run_dir.join("broker.pid")).ok().and_then(|p| p.trim().parse().ok());
+        let pid = std::fs::read_to_string(run_dir.join("broker.pid")).ok().and_then(|p| live_pid(&p));
         Ok(Self { bootstrap, pid, started: Some(run_dir) })
     }
 }
@@ -57,6 +57,16 @@ impl Drop for BenchBroker {
             }
         }
     }
+}
+
+/// `text` as the pid of a running process this one can read; otherwise `None`, said once (a
+/// bench then reports the broker's CPU as not measured).
+fn live_pid(text: &str) -> Option<u32> {
+    let pid = text.trim().parse::<u32>().ok().filter(|pid| std::path::Path::new(&format!("/proc/{pid}/stat")).exists());
+    if pid.is_none() {
+        eprintln!("the broker's pid {:?} is not a running process here: its CPU is not measured", text.trim());
+    }
+    pid
 }
 
 /// The workspace root: benchmarks run from their package's directory.

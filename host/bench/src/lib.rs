@@ -3,13 +3,14 @@
 
 pub mod broker;
 
-/// The allocator the `turnpike` binary uses (see host/cli/src/main.rs), so that the benches
-/// measure the host as it ships.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use turnpike_runtime::{BatchBuilder, RecordRef};
 use turnpike_sdk::bindings::turnpike::plugin::types as sdk;
+
+/// The allocator the `turnpike` binary uses (see host/cli/src/main.rs), so that the benches
+/// measure the host as it ships, native baselines included. A bench gets it only if it names
+/// this crate (`use turnpike_bench as _;` at least): an unnamed dependency is not linked.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Stops every connector of `host`, as `turnpike run` does at SIGTERM but waiting up to a
 /// minute; a connector still stopping then fails the benchmark (its figures would not hold).

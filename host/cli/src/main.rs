@@ -18,15 +18,12 @@ use clap::{Parser, Subcommand};
 /// mimalloc for the host's own allocations; librdkafka's C code keeps glibc's `malloc`.
 ///
 /// Why: glibc gives threads at most eight arenas per core, so the tokio workers share theirs
-/// with the threads of every Kafka client the host opens. When a thousand idle connectors give
-/// their consumers up, what they freed leaves those arenas' free lists long and fragmented, and
-/// later allocations on the workers pay for searching them. In the density bench (a pii-mask
-/// connector beside 1,000 idle ones, against itself alone), `perf` put the busy connector's
-/// extra CPU in glibc's `_int_malloc`, `unlink_chunk` and `malloc_consolidate`. Two runs each,
-/// host CPU per record of its runs beside the idle ones against alone: glibc 6.0-9.1 µs (five
-/// of six at 7.9 or more) against 5.8-6.5, best rate 0.88× and 1.01× alone; mimalloc 5.2-7.1 µs
-/// against 5.4-6.8, 0.99× and 1.02×. The price: about 140 MiB more resident at rest with the
-/// 1,000 (375-434 MiB against 231-242).
+/// with the threads of every Kafka client the host opens. With glibc, a pii-mask connector
+/// beside 1,000 idle ones that had given their consumers up spent more host CPU per record
+/// than alone, and `perf` put the difference in glibc's `_int_malloc`, `unlink_chunk` and
+/// `malloc_consolidate` on the workers: most likely the free lists those clients' memory left
+/// long and fragmented. With mimalloc the difference was gone, for more memory resident at
+/// rest. README.md (Performance, Density) has the figures.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

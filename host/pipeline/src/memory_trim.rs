@@ -38,7 +38,8 @@ impl MemoryTrim {
     }
 }
 
-/// Returns the allocator's free memory to the system.
+/// Returns glibc's free memory to the system: librdkafka's (the `turnpike` binary's own
+/// allocations are mimalloc's, which returns its free memory by itself).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn trim() {
     #[allow(unsafe_code)]
@@ -49,6 +50,6 @@ fn trim() {
     }
 }
 
-/// Other allocators return free memory on their own, or offer no such call.
+/// Other C libraries' allocators return free memory on their own, or offer no such call.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
