@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rdkafka::client::ClientContext;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer as _, ConsumerContext, Rebalance};
@@ -76,12 +77,15 @@ impl ConsumerContext for GroupContext {
                 let _ = tpl.add_partition_offset(topic, partition, Offset::Offset(next));
             }
         }
+        // Both callbacks run inside the consumer's poll: while they wait for the broker, the
+        // partitions that stay are not read either. Their time is logged to show such a stall.
+        let started = Instant::now();
         if tpl.count() > 0 {
             if let Err(e) = consumer.commit(&tpl, CommitMode::Sync) {
                 tracing::warn!(error = %e, "commit before partition revocation failed; the next owner may re-read some records");
             }
         }
-        tracing::info!(partitions = ?revoked, "partitions revoked");
+        tracing::info!(partitions = ?revoked, commit_ms = started.elapsed().as_millis() as u64, "partitions revoked");
         self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
     }
 
@@ -96,6 +100,7 @@ impl ConsumerContext for GroupContext {
                 tracing::debug!(partitions = ?assigned, "partitions assigned while the consumer closes");
                 return;
             }
+            let started = Instant::now();
             match consumer.committed_offsets((*tpl).clone(), std::time::Duration::from_secs(10)) {
                 Ok(committed) => {
                     let mut floors = self.floors.lock().unwrap_or_else(|p| p.into_inner());
@@ -107,7 +112,7 @@ impl ConsumerContext for GroupContext {
                 }
                 Err(e) => tracing::warn!(error = %e, "could not read the committed offsets of newly assigned partitions"),
             }
-            tracing::info!(partitions = ?assigned, "partitions assigned");
+            tracing::info!(partitions = ?assigned, committed_read_ms = started.elapsed().as_millis() as u64, "partitions assigned");
             self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Assigned(assigned));
         }
     }
