@@ -83,6 +83,11 @@ impl Runtime {
             // 512 KiB of wasm stack; the fiber adds room for host functions on top.
             .max_wasm_stack(512 * 1024)
             .async_stack_size(2 * 1024 * 1024);
+        // For profiling plugins with `perf`: wasmtime writes /tmp/perf-<pid>.map, which names
+        // the compiled guest functions in `perf report`. Off unless asked for.
+        if std::env::var_os("TURNPIKE_PERF_MAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config).map_err(LoadError::engine)?;
 
         let mut linker = Linker::<HostState>::new(&engine);

@@ -7,7 +7,7 @@ use std::cell::OnceCell;
 use std::fmt;
 use std::ops::Range;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -25,18 +25,39 @@ pub enum Node<'a> {
 /// and the detectors walk one document, and reading a level means scanning all of its text,
 /// so each level is read once per record instead of once per path.
 pub struct Tree<'a> {
-    raw: &'a RawValue,
+    /// The value's JSON text, borrowed from the document.
+    raw: &'a str,
     node: OnceCell<Node<'a>>,
 }
 
 impl<'a> Tree<'a> {
     /// The value, its shape not read yet.
-    pub fn new(raw: &'a RawValue) -> Self {
+    pub fn new(raw: &'a str) -> Self {
         Self { raw, node: OnceCell::new() }
     }
 
+    /// A whole document: checked and its top level read in one pass (the top level spans
+    /// the whole text, so reading it separately would scan every byte twice).
+    pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
+        let raw = text.trim_matches([' ', '\t', '\n', '\r']);
+        let node = match raw.as_bytes().first() {
+            Some(b'{' | b'[' | b'"') => {
+                let mut de = serde_json::Deserializer::from_str(text);
+                let node = (&mut de).deserialize_any(Level)?;
+                de.end()?;
+                node
+            }
+            // A number is only checked, never converted: `1e400` is JSON, but no `f64`.
+            _ => {
+                serde_json::from_str::<&RawValue>(text)?;
+                node(raw)
+            }
+        };
+        Ok(Self { raw, node: OnceCell::from(node) })
+    }
+
     /// The value's JSON text, borrowed from the document.
-    pub fn raw(&self) -> &'a RawValue {
+    pub fn raw(&self) -> &'a str {
         self.raw
     }
 
@@ -47,12 +68,9 @@ impl<'a> Tree<'a> {
 }
 
 /// Reads one level of a raw value.
-fn node<'a>(raw: &'a RawValue) -> Node<'a> {
-    let text = raw.get();
+fn node(text: &str) -> Node<'_> {
     let parsed = match text.as_bytes().first() {
-        Some(b'{') => serde_json::from_str::<Entries<'a>>(text).map(|e| Node::Object(e.0)),
-        Some(b'[') => serde_json::from_str::<Vec<&'a RawValue>>(text).map(|items| Node::Array(items.into_iter().map(Tree::new).collect())),
-        Some(b'"') => serde_json::from_str::<Cow<'a, str>>(text).map(Node::String),
+        Some(b'{' | b'[' | b'"') => (&mut serde_json::Deserializer::from_str(text)).deserialize_any(Level),
         Some(b'n') => Ok(Node::Null),
         _ => Ok(Node::Scalar),
     };
@@ -61,9 +79,9 @@ fn node<'a>(raw: &'a RawValue) -> Node<'a> {
 }
 
 /// The byte range of `raw` inside `doc`, which it was borrowed from.
-pub fn range(doc: &str, raw: &RawValue) -> Range<usize> {
-    let start = raw.get().as_ptr() as usize - doc.as_ptr() as usize;
-    start..start + raw.get().len()
+pub fn range(doc: &str, raw: &str) -> Range<usize> {
+    let start = raw.as_ptr() as usize - doc.as_ptr() as usize;
+    start..start + raw.len()
 }
 
 /// Replacements to make in a document.
@@ -101,25 +119,89 @@ impl Edits {
     }
 }
 
-/// An object's entries in document order, values left raw (their shapes unread).
-struct Entries<'a>(Vec<(Cow<'a, str>, Tree<'a>)>);
+/// Reads one level of a value: an object's entries and an array's items are left raw (their
+/// shapes unread), a string is decoded, anything else is a scalar.
+struct Level;
 
-impl<'de> Deserialize<'de> for Entries<'de> {
+impl<'de> Visitor<'de> for Level {
+    type Value = Node<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Node<'de>, M::Error> {
+        // Most records' objects are small: one allocation for the usual size.
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some((key, value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
+            entries.push((key.0, Tree::new(value.get())));
+        }
+        Ok(Node::Object(entries))
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Node<'de>, S::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            items.push(Tree::new(item.get()));
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Borrowed(s)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(s.to_owned())))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Node<'de>, E> {
+        Ok(Node::String(Cow::Owned(s)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
+        Ok(Node::Scalar)
+    }
+}
+
+/// An object key, borrowed from the document unless it has escapes to decode (serde's own
+/// `Cow<str>` always copies).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Entries<'de>;
+            type Value = Text<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("a string")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Entries<'de>, M::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
-                    entries.push((key, Tree::new(value)));
-                }
-                Ok(Entries(entries))
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s)))
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_str(V)
     }
 }

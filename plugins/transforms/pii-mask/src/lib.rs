@@ -7,7 +7,6 @@ mod doc;
 mod mask;
 mod path;
 
-use serde_json::value::RawValue;
 use turnpike_sdk::prelude::*;
 
 pub use config::Config;
@@ -46,9 +45,7 @@ impl Transform for PiiMask {
             out.forward(record);
             return Ok(());
         };
-        let parsed = std::str::from_utf8(bytes)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str::<&RawValue>(text).map(|root| (text, root)).map_err(|e| e.to_string()));
+        let parsed = std::str::from_utf8(bytes).map_err(|e| e.to_string()).and_then(|text| Tree::parse(text).map(|root| (text, root)).map_err(|e| e.to_string()));
         let (text, root) = match parsed {
             Ok(doc) => doc,
             Err(e) => {
@@ -63,7 +60,7 @@ impl Transform for PiiMask {
                 };
             }
         };
-        let edits = self.mask(text, root);
+        let edits = self.mask(text, &root);
         out.forward_with_value(record, edits.apply(text));
         Ok(())
     }
@@ -71,19 +68,18 @@ impl Transform for PiiMask {
 
 impl PiiMask {
     /// Masks configured fields, then runs detectors over every string not already masked.
-    fn mask<'a>(&self, text: &'a str, root: &'a RawValue) -> Edits {
+    fn mask<'a>(&self, text: &'a str, root: &Tree<'a>) -> Edits {
         let mut edits = Edits::default();
-        let root = Tree::new(root);
         for field in &self.fields {
-            field.path.for_each(&root, &mut |v| {
-                if let Some(masked) = self.masker.value(v.node(), v.raw().get(), field.mode, field.keep_last) {
+            field.path.for_each(root, &mut |v| {
+                if let Some(masked) = self.masker.value(v.node(), v.raw(), field.mode, field.keep_last) {
                     edits.replace(range(text, v.raw()), masked);
                 }
             });
         }
         if !self.detectors.is_empty() {
             let mask = |found: &str| self.masker.text(found, self.detector_mode, self.keep_last);
-            visit_strings(&root, &mut |raw, s| {
+            visit_strings(root, &mut |raw, s| {
                 let at = range(text, raw);
                 if edits.covers(&at) {
                     return;
@@ -98,7 +94,7 @@ impl PiiMask {
 }
 
 /// Calls `f` with every string value in the document (not object keys).
-fn visit_strings<'a>(value: &Tree<'a>, f: &mut impl FnMut(&'a RawValue, &str)) {
+fn visit_strings<'a>(value: &Tree<'a>, f: &mut impl FnMut(&'a str, &str)) {
     match value.node() {
         Node::String(s) => f(value.raw(), s),
         Node::Array(items) => items.iter().for_each(|v| visit_strings(v, f)),
@@ -142,6 +138,14 @@ mod tests {
         let input = "{ \"big\": 1e3, \"email\" : \"a@b.co\", \"neg\": -0.0, \"t\": [ true ] }";
         let out = run(json!({"fields": ["email"]}), &[input]);
         assert_eq!(out.values()[0], "{ \"big\": 1e3, \"email\" : \"***\", \"neg\": -0.0, \"t\": [ true ] }");
+    }
+
+    #[test]
+    fn any_json_document_is_read_padding_and_huge_numbers_included() {
+        let out = run(json!({"fields": ["a"]}), &[" {\"a\": 1}\n", " 1e400 ", "[{\"a\":\"x\"}]", "{\"a\":1} x"]);
+        assert_eq!(out.values(), [" {\"a\": \"***\"}\n", " 1e400 ", "[{\"a\":\"***\"}]"]);
+        assert_eq!(out.errors.len(), 1, "trailing text is not JSON");
+        assert_eq!(out.errors[0].0, 3);
     }
 
     #[test]
