@@ -34,7 +34,7 @@ impl Detectors {
         };
         Self {
             card: on(Detector::CreditCard, r"\b\d(?:[ -]?\d){12,18}\b"),
-            ssn: on(Detector::Ssn, r"\b(\d{3})-(\d{2})-(\d{4})\b"),
+            ssn: on(Detector::Ssn, r"\b\d{3}-\d{2}-\d{4}\b"),
             phone: on(Detector::Phone, r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)|\b\d{2,4})[ .-]?\d{3,4}[ .-]?\d{4}\b"),
             email: on(Detector::Email, r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
         }

@@ -19,6 +19,9 @@ pub enum Node<'a> {
     Null,
     /// A number or a boolean.
     Scalar,
+    /// A value serde_json accepts when it checks a document but cannot decode: a key or
+    /// string with a lone UTF-16 surrogate such as `"\ud800"`. Nothing in it can be read.
+    Unreadable,
 }
 
 /// A value whose shape is read the first time it is needed and then kept: every field path
@@ -61,6 +64,17 @@ impl<'a> Tree<'a> {
         self.raw
     }
 
+    /// Whether a level read so far could not be decoded ([`Node::Unreadable`]): what was
+    /// masked may then have missed something.
+    pub fn read_unreadable(&self) -> bool {
+        match self.node.get() {
+            Some(Node::Unreadable) => true,
+            Some(Node::Object(entries)) => entries.iter().any(|(_, v)| v.read_unreadable()),
+            Some(Node::Array(items)) => items.iter().any(Tree::read_unreadable),
+            _ => false,
+        }
+    }
+
     /// The value's shape (read now if it was not yet).
     pub fn node(&self) -> &Node<'a> {
         self.node.get_or_init(|| node(self.raw))
@@ -74,8 +88,9 @@ fn node(text: &str) -> Node<'_> {
         Some(b'n') => Ok(Node::Null),
         _ => Ok(Node::Scalar),
     };
-    // The whole document was validated when it was first parsed, so a child always parses.
-    parsed.unwrap_or(Node::Scalar)
+    // The document was checked when it was first parsed, but checking skips strings without
+    // decoding them: a lone surrogate passes the check and fails only here.
+    parsed.unwrap_or(Node::Unreadable)
 }
 
 /// The byte range of `raw` inside `doc`, which it was borrowed from.
@@ -131,8 +146,8 @@ impl<'de> Visitor<'de> for Level {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Node<'de>, M::Error> {
-        // Most records' objects are small: one allocation for the usual size.
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        // serde_json gives no size hint; room for a typical record's object in one allocation.
+        let mut entries = Vec::with_capacity(8);
         while let Some((key, value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
             entries.push((key.0, Tree::new(value.get())));
         }
@@ -140,7 +155,7 @@ impl<'de> Visitor<'de> for Level {
     }
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Node<'de>, S::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+        let mut items = Vec::with_capacity(8);
         while let Some(item) = seq.next_element::<&'de RawValue>()? {
             items.push(Tree::new(item.get()));
         }

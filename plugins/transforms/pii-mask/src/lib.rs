@@ -48,25 +48,29 @@ impl Transform for PiiMask {
         let parsed = std::str::from_utf8(bytes).map_err(|e| e.to_string()).and_then(|text| Tree::parse(text).map(|root| (text, root)).map_err(|e| e.to_string()));
         let (text, root) = match parsed {
             Ok(doc) => doc,
-            Err(e) => {
-                return match self.on_non_json {
-                    NonJson::Pass => {
-                        out.forward(record);
-                        Ok(())
-                    }
-                    NonJson::Error => Err(RecordError::invalid(format!(
-                        "the value is not JSON ({e}); set on_non_json: pass to let such records through unmasked"
-                    ))),
-                };
-            }
+            Err(e) => return self.not_json(record, out, &e),
         };
         let edits = self.mask(text, &root);
+        if root.read_unreadable() {
+            return self.not_json(record, out, "a key or string in it has a lone UTF-16 surrogate such as \\ud800, which cannot be decoded");
+        }
         out.forward_with_value(record, edits.apply(text));
         Ok(())
     }
 }
 
 impl PiiMask {
+    /// A value that cannot be read as JSON: passed on unmasked, or failed (the default).
+    fn not_json(&self, record: &Record<'_>, out: &mut Output<'_>, why: &str) -> Result<(), RecordError> {
+        match self.on_non_json {
+            NonJson::Pass => {
+                out.forward(record);
+                Ok(())
+            }
+            NonJson::Error => Err(RecordError::invalid(format!("the value is not JSON ({why}); set on_non_json: pass to let such records through unmasked"))),
+        }
+    }
+
     /// Masks configured fields, then runs detectors over every string not already masked.
     fn mask<'a>(&self, text: &'a str, root: &Tree<'a>) -> Edits {
         let mut edits = Edits::default();
@@ -99,7 +103,7 @@ fn visit_strings<'a>(value: &Tree<'a>, f: &mut impl FnMut(&'a str, &str)) {
         Node::String(s) => f(value.raw(), s),
         Node::Array(items) => items.iter().for_each(|v| visit_strings(v, f)),
         Node::Object(entries) => entries.iter().for_each(|(_, v)| visit_strings(v, f)),
-        Node::Null | Node::Scalar => {}
+        Node::Null | Node::Scalar | Node::Unreadable => {}
     }
 }
 
@@ -146,6 +150,23 @@ mod tests {
         assert_eq!(out.values(), [" {\"a\": \"***\"}\n", " 1e400 ", "[{\"a\":\"***\"}]"]);
         assert_eq!(out.errors.len(), 1, "trailing text is not JSON");
         assert_eq!(out.errors[0].0, 3);
+    }
+
+    /// serde_json's check of a document skips strings without decoding them, so a lone
+    /// surrogate passes it and fails only when a level is read: such a record is not masked
+    /// silently, it is not JSON.
+    #[test]
+    fn a_lone_surrogate_where_masking_must_look_is_not_json() {
+        let out = run(json!({"fields": ["u.email"]}), &[r#"{"u":{"\ud800":0,"email":"a@b.co"}}"#, r#"{"\ud800":1,"u":{"email":"a@b.co"}}"#]);
+        assert_eq!(out.errors.len(), 2, "{:?}", out.values());
+        assert!(out.errors[0].1.message.contains("lone UTF-16 surrogate"), "{}", out.errors[0].1.message);
+        let out = run(json!({"detectors": ["email"]}), &[r#"{"n":"a@b.co \ud800"}"#]);
+        assert_eq!(out.errors.len(), 1);
+        // A level the configuration never reads is not checked further.
+        let out = run(json!({"fields": ["email"]}), &[r#"{"other":{"\ud800":1},"email":"a@b.co"}"#]);
+        assert_eq!(out.values(), [r#"{"other":{"\ud800":1},"email":"***"}"#]);
+        let out = run(json!({"fields": ["u.email"], "on_non_json": "pass"}), &[r#"{"u":{"\ud800":0,"email":"a@b.co"}}"#]);
+        assert_eq!(out.values(), [r#"{"u":{"\ud800":0,"email":"a@b.co"}}"#]);
     }
 
     #[test]
