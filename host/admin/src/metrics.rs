@@ -78,6 +78,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let cpu = register(&registry, CounterVec::new(Opts::new("turnpike_connector_plugin_cpu_seconds_total", "CPU time the connector's plugin instances spent in calls"), &["connector"])?)?;
     let unreachable = int_gauge(&registry, "turnpike_connector_broker_unreachable", "1 while no Kafka broker answers the connector's clients", &["connector"])?;
     let outages = int_counter(&registry, "turnpike_connector_broker_outages_total", "Times no Kafka broker answered the connector's clients", &["connector"])?;
+    let revoked = int_counter(&registry, "turnpike_connector_partitions_revoked_total", "Input partitions the consumer group took from the connector's tasks on this host (moved or lost; not given up by stopping)", &["connector"])?;
     let faults = int_counter(&registry, "turnpike_connector_faults_total", "Plugin faults per connector by class", &["connector", "class"])?;
     let failures = int_counter(&registry, "turnpike_connector_failures_total", "Times a connector failed, by class", &["connector", "class"])?;
     let restarts = int_counter(&registry, "turnpike_connector_restarts_total", "Automatic connector restarts after failures", &["connector"])?;
@@ -120,6 +121,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
         cpu.with_label_values(&[c]).inc_by(s.plugin_cpu_seconds);
         unreachable.with_label_values(&[c]).set(i64::from(s.broker_unreachable.is_some()));
         outages.with_label_values(&[c]).inc_by(s.broker_outages);
+        revoked.with_label_values(&[c]).inc_by(s.partitions_revoked);
         for (class, n) in &s.faults {
             faults.with_label_values(&[c, class.as_str()]).inc_by(*n);
         }

@@ -49,7 +49,7 @@ async fn run() -> anyhow::Result<()> {
     let arrivals = Arc::new(Mutex::new(Vec::<Instant>::new()));
     let reader = {
         let arrivals = arrivals.clone();
-        let consumer = Consumer::new(&kafka, &ConsumerOptions { group_id: "bench-reader".into(), start_from: "earliest".into(), topics: vec!["out".into()] })?;
+        let consumer = Consumer::new(&kafka, &ConsumerOptions { group_id: "bench-reader".into(), start_from: "earliest".into(), topics: vec!["out".into()], ..Default::default() })?;
         tokio::spawn(async move {
             loop {
                 let mut n = 0;

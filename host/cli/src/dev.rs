@@ -171,7 +171,7 @@ fn tick_period(rate: u32) -> Duration {
 
 /// Reads `customers.masked` and prints the first `samples` records next to their originals.
 async fn show_samples(kafka: Vec<(String, String)>, samples: usize, originals: Arc<Mutex<HashMap<String, String>>>, stop: CancellationToken) {
-    let options = ConsumerOptions { group_id: "turnpike-dev-sampler".into(), start_from: "earliest".into(), topics: vec!["customers.masked".into()] };
+    let options = ConsumerOptions { group_id: "turnpike-dev-sampler".into(), start_from: "earliest".into(), topics: vec!["customers.masked".into()], ..Default::default() };
     let consumer = match Consumer::new(&kafka, &options) {
         Ok(c) => c,
         Err(e) => return tracing::warn!(error = %e, "demo sampler could not start"),

@@ -1,5 +1,6 @@
 //! A consumer that reads records in batches and commits only the offsets it is told are safe.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use crate::rebalance::{GroupContext, PartitionChange};
 use crate::{BrokerHealth, KafkaError, Offsets};
 
 /// What a connector's consumer reads.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ConsumerOptions {
     /// Consumer group id (one per connector).
     pub group_id: String,
@@ -23,6 +24,11 @@ pub struct ConsumerOptions {
     pub start_from: String,
     /// Topics to subscribe to.
     pub topics: Vec<String>,
+    /// Counts the partitions the group takes from this consumer (moved to another member,
+    /// or lost when its session expired), not those it gives up by closing. Shared, so a
+    /// connector's count outlives its consumers: an operator sees whether a rebalance moved
+    /// only what changed owner (cooperative, KIP-848) or stopped everything (eager).
+    pub revoked: Arc<AtomicU64>,
 }
 
 /// A record just consumed, borrowed from the client's buffer.
@@ -186,7 +192,7 @@ impl Consumer {
             .set("auto.offset.reset", &options.start_from)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false");
-        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, revoked: options.revoked.clone(), ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
         let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
         inner
             .subscribe(&topics)

@@ -1,7 +1,7 @@
 //! What a consumer does when the group moves partitions: commit what is known safe before
 //! partitions go, and tell the task which partitions came and went.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -39,6 +39,8 @@ pub struct GroupContext {
     /// that read cannot finish while the client shuts down, and it held a close for its
     /// whole 10 s timeout.
     pub(crate) closing: AtomicBool,
+    /// Partitions the group took from this consumer ([`crate::ConsumerOptions::revoked`]).
+    pub(crate) revoked: Arc<AtomicU64>,
 }
 
 impl ClientContext for GroupContext {
@@ -55,6 +57,10 @@ impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         let Rebalance::Revoke(revoked) = rebalance else { return };
         let revoked = partitions(revoked);
+        // A close revokes everything this consumer holds: its own doing, not the group's.
+        if !self.closing.load(Ordering::Relaxed) {
+            self.revoked.fetch_add(revoked.len() as u64, Ordering::Relaxed);
+        }
         // What was safe for these partitions is theirs to commit no more, now or later.
         let safe = {
             let mut safe = self.safe.lock().unwrap_or_else(|p| p.into_inner());

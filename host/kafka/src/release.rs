@@ -159,7 +159,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_consumer_with_uncommitted_reads_is_kept_until_they_are_committed() {
         let (_broker, settings) = crate::EmbeddedBroker::with_records("release", 3, b"x").await;
-        let options = ConsumerOptions { group_id: "turnpike-release".into(), start_from: "earliest".into(), topics: vec!["release".into()] };
+        let options = ConsumerOptions { group_id: "turnpike-release".into(), start_from: "earliest".into(), topics: vec!["release".into()], ..Default::default() };
         let consumer = std::sync::Arc::new(Consumer::new(&settings, &options).expect("consumer"));
         let limits = BatchLimits { records: 3, bytes: usize::MAX, wait: Duration::from_secs(5) };
         let mut read = Offsets::default();

@@ -112,6 +112,9 @@ pub(crate) struct Measures {
     /// (a run that fails during an outage hands it to the next, which ends it).
     outage: Mutex<Option<Unreachable>>,
     pub(crate) broker_outages: AtomicU64,
+    /// Input partitions the group took from the connector's consumers on this host (every
+    /// run's consumers count here).
+    pub(crate) partitions_revoked: Arc<AtomicU64>,
 }
 
 /// What one task read and wrote in the current run.

@@ -7,7 +7,7 @@ use super::*;
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_closes_at_its_byte_cap() {
     let (_broker, settings) = crate::EmbeddedBroker::with_records("bytes", 10, &[b'x'; 1_000]).await;
-    let options = ConsumerOptions { group_id: "turnpike-bytes".into(), start_from: "earliest".into(), topics: vec!["bytes".into()] };
+    let options = ConsumerOptions { group_id: "turnpike-bytes".into(), start_from: "earliest".into(), topics: vec!["bytes".into()], ..Default::default() };
     let consumer = Consumer::new(&settings, &options).expect("consumer");
     let limits = BatchLimits { records: 100, bytes: 2_500, wait: Duration::from_secs(5) };
     let read = tokio::time::timeout(Duration::from_secs(60), consumer.fill(limits, |_| {}, std::future::pending())).await.expect("records arrive");
@@ -18,7 +18,7 @@ async fn a_batch_closes_at_its_byte_cap() {
 /// classic protocol's session and heartbeat timeouts.
 #[tokio::test]
 async fn a_consumer_can_use_the_kip_848_group_protocol() {
-    let options = ConsumerOptions { group_id: "turnpike-kip848".into(), start_from: "earliest".into(), topics: vec!["t".into()] };
+    let options = ConsumerOptions { group_id: "turnpike-kip848".into(), start_from: "earliest".into(), topics: vec!["t".into()], ..Default::default() };
     let settings = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned()), ("group.protocol".to_owned(), "consumer".to_owned())];
     assert!(Consumer::new(&settings, &options).is_ok(), "{:?}", Consumer::new(&settings, &options).err());
     let classic = vec![("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned())];
@@ -32,7 +32,7 @@ async fn a_consumer_can_use_the_kip_848_group_protocol() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fatal_error_ends_the_read_and_is_reported() {
     let (_broker, settings) = crate::EmbeddedBroker::with_topic("fatal", 1);
-    let options = ConsumerOptions { group_id: "turnpike-fatal".into(), start_from: "earliest".into(), topics: vec!["fatal".into()] };
+    let options = ConsumerOptions { group_id: "turnpike-fatal".into(), start_from: "earliest".into(), topics: vec!["fatal".into()], ..Default::default() };
     let consumer = Consumer::new(&settings, &options).expect("consumer");
     assert_eq!(consumer.fatal_error(), None);
     let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
@@ -65,4 +65,34 @@ async fn a_fatal_error_ends_the_read_and_is_reported() {
     let dropping = Instant::now();
     drop(consumer);
     assert!(dropping.elapsed() < Duration::from_secs(5), "dropping a consumer in a fatal state took {:?}", dropping.elapsed());
+}
+
+/// The group's count of partitions taken from a consumer: a second member joining takes
+/// half of the first's (and, cooperatively, nothing else); a member closing gives its own up,
+/// which is not counted. Without the count an operator cannot tell a rebalance that moved two
+/// partitions from one that stopped all of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_partitions_the_group_takes_are_counted_and_a_close_is_not() {
+    let (_broker, settings) = crate::EmbeddedBroker::with_topic("moving", 4);
+    // Each with a count of its own.
+    let options = || ConsumerOptions { group_id: "turnpike-moving".into(), start_from: "earliest".into(), topics: vec!["moving".into()], ..Default::default() };
+    let (first_options, second_options) = (options(), options());
+    let first = Consumer::new(&settings, &first_options).expect("consumer");
+    let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
+    async fn poll(consumer: &Consumer, limits: BatchLimits) {
+        consumer.fill(limits, |_| {}, tokio::time::sleep(Duration::from_millis(100))).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while first.assigned().len() < 4 {
+        assert!(Instant::now() < deadline, "the first member never got the 4 partitions: {:?}", first.assigned());
+        poll(&first, limits).await;
+    }
+    let second = Consumer::new(&settings, &second_options).expect("consumer");
+    while first.assigned().len() != 2 || second.assigned().len() != 2 {
+        assert!(Instant::now() < deadline, "the partitions were never shared: {:?} and {:?}", first.assigned(), second.assigned());
+        tokio::join!(poll(&first, limits), poll(&second, limits));
+    }
+    assert_eq!(first_options.revoked.load(std::sync::atomic::Ordering::Relaxed), 2, "the two partitions that moved, and no more");
+    drop(second);
+    assert_eq!(second_options.revoked.load(std::sync::atomic::Ordering::Relaxed), 0, "a close gives partitions up; the group took none");
 }
