@@ -201,22 +201,10 @@ struct Text<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(s.to_owned())))
-            }
-            fn visit_string<E>(self, s: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(s)))
-            }
+        // A key is read as any string is: through `Level`, which borrows where it can.
+        match d.deserialize_str(Level)? {
+            Node::String(s) => Ok(Text(s)),
+            _ => Err(serde::de::Error::invalid_type(serde::de::Unexpected::Other("a value other than a string"), &"a string")),
         }
-        d.deserialize_str(V)
     }
 }
