@@ -59,6 +59,17 @@ fn logs_around(hosts: &[HostProcess], (start, end): (i64, i64)) -> String {
     out
 }
 
+/// Every host's log lines about its partitions being assigned, revoked or lost.
+fn rebalance_lines(hosts: &[HostProcess]) -> String {
+    let mut out = String::new();
+    for (i, host) in hosts.iter().enumerate() {
+        let log = host.log_text();
+        let lines: Vec<&str> = log.lines().filter(|l| ["partitions assigned", "partitions revoked", "partitions lost"].iter().any(|what| l.contains(what))).collect();
+        out.push_str(&format!("--- host {}\n{}\n", i + 1, lines.join("\n")));
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_joining_host_does_not_stall_the_partitions_that_stay_where_they_are_classic() -> anyhow::Result<()> {
     joining_host(Protocol::Classic).await
@@ -111,8 +122,8 @@ async fn joining_host(protocol: Protocol) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_millis(WINDOW_MS as u64)).await;
 
     // A fourth host joins: the broker gives it some partitions; the others stay put.
-    let before = owners(&hosts[0], &name);
     let revoked_before = hosts.iter().map(|h| revoked(h, &name)).collect::<anyhow::Result<Vec<_>>>()?;
+    let before = owners(&hosts[0], &name);
     let joining = (now_ms(), now_ms() + WINDOW_MS);
     let late = start_host(&dir, "join-4", &topics, protocol)?;
     wait_spread(&hosts[0], &name, &["join-1", "join-2", "join-3", "join-4"], 1, i64::from(PARTITIONS))?;
@@ -127,7 +138,9 @@ async fn joining_host(protocol: Protocol) -> anyhow::Result<()> {
         .zip(&revoked_before)
         .map(|((id, host), was)| {
             let moved_away = before.iter().filter(|(p, owner)| owner.as_str() == *id && after.get(p).map(String::as_str) != Some(*id)).count();
-            Ok((*id, revoked(host, &name)? - was, moved_away))
+            let now = revoked(host, &name)?;
+            let taken = now.checked_sub(*was).ok_or_else(|| anyhow::anyhow!("{id}'s partitions_revoked went down, from {was} to {now}"))?;
+            Ok((*id, taken, moved_away))
         })
         .collect::<anyhow::Result<_>>()?;
     tokio::time::sleep(Duration::from_millis((joining.1 - now_ms()).max(0) as u64 + 500)).await;
@@ -167,7 +180,8 @@ async fn joining_host(protocol: Protocol) -> anyhow::Result<()> {
     assert!(!stayed.is_empty(), "some partitions stay where they are: before {before:?}, after {after:?}");
     assert!(
         revoked_by_join.iter().all(|(_, revoked, moved)| *revoked == *moved as u64),
-        "the join took partitions that did not move from their hosts: (host, partitions taken, partitions that moved away) {revoked_by_join:?}; owners before {before:?}, after {after:?}"
+        "the join took partitions that did not move from their hosts: (host, partitions taken, partitions that moved away) {revoked_by_join:?}; owners before {before:?}, after {after:?}; the hosts' rebalances:\n{}",
+        rebalance_lines(&hosts)
     );
     assert!(joined_in < WINDOW_MS, "the join took {joined_in} ms");
     // No longer than without the join, give or take the noise of a shared machine (twice the

@@ -78,7 +78,8 @@ fn render(host: &Host) -> prometheus::Result<String> {
     let cpu = register(&registry, CounterVec::new(Opts::new("turnpike_connector_plugin_cpu_seconds_total", "CPU time the connector's plugin instances spent in calls"), &["connector"])?)?;
     let unreachable = int_gauge(&registry, "turnpike_connector_broker_unreachable", "1 while no Kafka broker answers the connector's clients", &["connector"])?;
     let outages = int_counter(&registry, "turnpike_connector_broker_outages_total", "Times no Kafka broker answered the connector's clients", &["connector"])?;
-    let revoked = int_counter(&registry, "turnpike_connector_partitions_revoked_total", "Input partitions the consumer group took from the connector's tasks on this host (moved or lost; not given up by stopping)", &["connector"])?;
+    let revoked = int_counter(&registry, "turnpike_connector_partitions_revoked_total", "Input partitions the consumer group revoked from the connector's tasks on this host, to move them to another host or task", &["connector"])?;
+    let lost = int_counter(&registry, "turnpike_connector_partitions_lost_total", "Input partitions the connector's tasks on this host lost because the group went on without them (session or poll interval ran out)", &["connector"])?;
     let faults = int_counter(&registry, "turnpike_connector_faults_total", "Plugin faults per connector by class", &["connector", "class"])?;
     let failures = int_counter(&registry, "turnpike_connector_failures_total", "Times a connector failed, by class", &["connector", "class"])?;
     let restarts = int_counter(&registry, "turnpike_connector_restarts_total", "Automatic connector restarts after failures", &["connector"])?;
@@ -122,6 +123,7 @@ fn render(host: &Host) -> prometheus::Result<String> {
         unreachable.with_label_values(&[c]).set(i64::from(s.broker_unreachable.is_some()));
         outages.with_label_values(&[c]).inc_by(s.broker_outages);
         revoked.with_label_values(&[c]).inc_by(s.partitions_revoked);
+        lost.with_label_values(&[c]).inc_by(s.partitions_lost);
         for (class, n) in &s.faults {
             faults.with_label_values(&[c, class.as_str()]).inc_by(*n);
         }

@@ -16,8 +16,11 @@ use std::time::Duration;
 static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
 
 /// How long a close is waited for. A healthy one takes milliseconds, and about 5 s against a
-/// broker that stopped answering; a stalled one never ends.
-pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(20);
+/// broker that stopped answering; a stalled one never ends. It has to fit in a shutdown with
+/// the plugins' grace period before it (10 s at most): at 20 s, a consumer whose close
+/// stalled as autoscaling retired its task right before SIGTERM was left behind 45 ms
+/// after the default 20 s `shutdown_timeout_ms` ran out, and the host exited as stuck.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(8);
 
 /// Drops `client` on a thread of its own and waits up to `wait` for that to finish. Past
 /// `wait` the client is left behind, still closing, and a warning says so. Returns whether

@@ -1,6 +1,5 @@
 //! A consumer that reads records in batches and commits only the offsets it is told are safe.
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
 use crate::close::CLOSE_WAIT;
-use crate::rebalance::{GroupContext, PartitionChange};
+use crate::rebalance::{GroupContext, PartitionChange, PartitionsTaken};
 use crate::{BrokerHealth, KafkaError, Offsets};
 
 /// What a connector's consumer reads.
@@ -24,11 +23,9 @@ pub struct ConsumerOptions {
     pub start_from: String,
     /// Topics to subscribe to.
     pub topics: Vec<String>,
-    /// Counts the partitions the group takes from this consumer (moved to another member,
-    /// or lost when its session expired), not those it gives up by closing. Shared, so a
-    /// connector's count outlives its consumers: an operator sees whether a rebalance moved
-    /// only what changed owner (cooperative, KIP-848) or stopped everything (eager).
-    pub revoked: Arc<AtomicU64>,
+    /// Counts what the group takes from this consumer. Shared, so a connector's count
+    /// outlives its consumers.
+    pub taken: Arc<PartitionsTaken>,
 }
 
 /// A record just consumed, borrowed from the client's buffer.
@@ -192,7 +189,7 @@ impl Consumer {
             .set("auto.offset.reset", &options.start_from)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false");
-        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, revoked: options.revoked.clone(), ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, taken: options.taken.clone(), ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
         let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
         inner
             .subscribe(&topics)

@@ -27,6 +27,7 @@ mod slots;
 mod topics;
 
 pub use batch_offsets::Offsets;
+pub use close::CLOSE_WAIT;
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, FatalError, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;
@@ -37,7 +38,7 @@ pub use idle_watch::{IdleWatch, Watch};
 pub use offsets::{group_offsets, reset_group_offsets, PartitionOffsets, ResetTo};
 pub use positions::{ensure_positions_topic, read_position, DEFAULT_POSITIONS_TOPIC};
 pub use producer::{Delivery, OutgoingRecord, Producer};
-pub use rebalance::PartitionChange;
+pub use rebalance::{PartitionChange, PartitionsTaken};
 pub use release::{NotReleasable, Release, WatchPoint};
 pub use slots::{SlotLease, SlotOwner, Slots};
 pub use shared_log::{ensure_log_topic, tail, LogRecord, LogWriter, Tailed};

@@ -20,6 +20,22 @@ pub enum PartitionChange {
     Revoked(Vec<(String, i32)>),
 }
 
+/// Partitions the consumer group took from a connector's consumers, counted for operators:
+/// whether a rebalance moved only what changed owner (cooperative, KIP-848) or stopped
+/// everything (eager), and how often a member fell out of its group. Partitions a consumer
+/// gives up by closing are not counted: that is the connector's doing, not the group's.
+#[derive(Debug, Default)]
+pub struct PartitionsTaken {
+    /// Revoked in a rebalance: cooperatively (and with KIP-848) only those that move to
+    /// another member, another host or another task; eagerly every one, even those that
+    /// come back.
+    pub revoked: AtomicU64,
+    /// Lost: the group went on without this member (its session or `max.poll.interval.ms`
+    /// ran out, e.g. a pause longer than the poll interval, or KIP-848 fenced it), so another
+    /// member may own them already.
+    pub lost: AtomicU64,
+}
+
 /// The consumer's context: the offsets the caller declared safe (committed again, in sync,
 /// right before their partitions are revoked, so the next owner starts after them) and the
 /// partition changes not yet taken by the task.
@@ -39,8 +55,8 @@ pub struct GroupContext {
     /// that read cannot finish while the client shuts down, and it held a close for its
     /// whole 10 s timeout.
     pub(crate) closing: AtomicBool,
-    /// Partitions the group took from this consumer ([`crate::ConsumerOptions::revoked`]).
-    pub(crate) revoked: Arc<AtomicU64>,
+    /// What the group took from this consumer ([`crate::ConsumerOptions::taken`]).
+    pub(crate) taken: Arc<PartitionsTaken>,
 }
 
 impl ClientContext for GroupContext {
@@ -59,7 +75,8 @@ impl ConsumerContext for GroupContext {
         let revoked = partitions(revoked);
         // A close revokes everything this consumer holds: its own doing, not the group's.
         if !self.closing.load(Ordering::Relaxed) {
-            self.revoked.fetch_add(revoked.len() as u64, Ordering::Relaxed);
+            let count = if consumer.assignment_lost() { &self.taken.lost } else { &self.taken.revoked };
+            count.fetch_add(revoked.len() as u64, Ordering::Relaxed);
         }
         // What was safe for these partitions is theirs to commit no more, now or later.
         let safe = {
@@ -68,10 +85,10 @@ impl ConsumerContext for GroupContext {
             safe.forget(&revoked);
             before
         };
-        // Lost, not given up (the session expired): another member owns them already and
+        // Lost, not given up (the session or the poll interval ran out): another member owns them already and
         // reads from its own commits; committing here could move them back.
         if consumer.assignment_lost() {
-            tracing::warn!(partitions = ?revoked, "partitions lost (the session expired); their offsets are not committed here");
+            tracing::warn!(partitions = ?revoked, "partitions lost (the group went on without this member); their offsets are not committed here");
             self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
             return;
         }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use turnpike_kafka::{Consumer, Unreachable};
+use turnpike_kafka::{Consumer, PartitionsTaken, Unreachable};
 use turnpike_runtime::Usage;
 
 /// Upper bounds of the batch-duration buckets, in seconds: from a quick native transform
@@ -114,7 +114,7 @@ pub(crate) struct Measures {
     pub(crate) broker_outages: AtomicU64,
     /// Input partitions the group took from the connector's consumers on this host (every
     /// run's consumers count here).
-    pub(crate) partitions_revoked: Arc<AtomicU64>,
+    pub(crate) partitions_taken: Arc<PartitionsTaken>,
 }
 
 /// What one task read and wrote in the current run.

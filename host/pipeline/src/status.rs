@@ -125,12 +125,16 @@ pub struct ConnectorStatus {
     pub broker_unreachable: Option<BrokerUnreachable>,
     /// Times no broker answered, since the host started.
     pub broker_outages: u64,
-    /// Input partitions the consumer group took from this connector's tasks on this host
-    /// since it started: moved to another member (in a cluster, or to another task), or lost
-    /// when a session expired; not those a task gave up by stopping. Each stops reading its
-    /// partition until the new owner starts. The cooperative assignor and KIP-848 take only
-    /// partitions that change owner; an eager assignor takes every one at each rebalance.
+    /// Input partitions the consumer group revoked from this connector's tasks on this host
+    /// since it started, to move them to another member (another host, or another task of
+    /// the connector); not those a task gave up by stopping. Each stops reading until its new
+    /// owner starts. The cooperative assignor and KIP-848 revoke only partitions that change
+    /// owner; an eager assignor revokes every one at each rebalance.
     pub partitions_revoked: u64,
+    /// Input partitions this host's tasks lost since it started: the group went on without
+    /// the task's consumer (its session or `max.poll.interval.ms` ran out, as in a pause
+    /// longer than that interval), so another member may have read them meanwhile.
+    pub partitions_lost: u64,
     /// In a cluster: every host's last report on this connector (its state there, the config
     /// version it runs, the partitions it reads); absent on a host of its own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -371,7 +375,8 @@ impl LiveStatus {
             // still starting (UNASSIGNED until its first run is up) shows it.
             broker_unreachable: self.measures.outage().filter(|_| state != ConnectorState::Stopped).map(|u| BrokerUnreachable { since: humantime::format_rfc3339_millis(u.since).to_string(), message: u.message }),
             broker_outages: self.measures.broker_outages.load(Ordering::Relaxed),
-            partitions_revoked: self.measures.partitions_revoked.load(Ordering::Relaxed),
+            partitions_revoked: self.measures.partitions_taken.revoked.load(Ordering::Relaxed),
+            partitions_lost: self.measures.partitions_taken.lost.load(Ordering::Relaxed),
             hosts: Vec::new(),
             batch_durations: self.measures.batch_durations(),
             records_failed: self.records_failed.load(Ordering::Relaxed),

@@ -51,6 +51,17 @@ mod tests {
 
     const WHAT: Stopping<'static> = Stopping { connector: "c", task: None };
 
+    /// A task that stops at shutdown may use its grace period, then wait for its consumer to
+    /// close; with the default shutdown timeout both must fit, with room for the rest of the
+    /// stop, or a close that stalls (librdkafka's, during a rebalance) makes the host exit as
+    /// stuck. At 20 s, the close wait alone filled the default timeout.
+    #[test]
+    fn the_grace_period_and_a_stalled_close_fit_in_the_default_shutdown() {
+        let default = Duration::from_millis(turnpike_config::DEFAULT_SHUTDOWN_TIMEOUT_MS);
+        let worst = STOP_GRACE.min(default / 2) + turnpike_kafka::CLOSE_WAIT;
+        assert!(worst + Duration::from_secs(1) < default, "{worst:?} of a {default:?} shutdown");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn what_ends_within_the_grace_period_is_not_interrupted() {
         let interrupt = Interrupt::default();

@@ -276,7 +276,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             group_id: connector.group_id(),
             start_from: config.start_from.as_str().to_owned(),
             topics: connector.topics().iter().map(ToString::to_string).collect(),
-            revoked: status.measures.partitions_revoked.clone(),
+            taken: status.measures.partitions_taken.clone(),
         },
         health: health.clone(),
         status: status.clone(),

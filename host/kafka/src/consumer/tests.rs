@@ -1,6 +1,7 @@
 //! The consumer's tests against librdkafka's mock cluster.
 
 use super::*;
+use std::sync::atomic::Ordering;
 
 /// A batch closes at the record that reaches its byte cap, however many more records
 /// it may hold: 1,000-byte values against a 2,500-byte cap make batches of three.
@@ -92,7 +93,14 @@ async fn the_partitions_the_group_takes_are_counted_and_a_close_is_not() {
         assert!(Instant::now() < deadline, "the partitions were never shared: {:?} and {:?}", first.assigned(), second.assigned());
         tokio::join!(poll(&first, limits), poll(&second, limits));
     }
-    assert_eq!(first_options.revoked.load(std::sync::atomic::Ordering::Relaxed), 2, "the two partitions that moved, and no more");
+    let count = |options: &ConsumerOptions| (options.taken.revoked.load(Ordering::Relaxed), options.taken.lost.load(Ordering::Relaxed));
+    assert_eq!(count(&first_options), (2, 0), "the two partitions that moved, and no more");
     drop(second);
-    assert_eq!(second_options.revoked.load(std::sync::atomic::Ordering::Relaxed), 0, "a close gives partitions up; the group took none");
+    assert_eq!(count(&second_options), (0, 0), "a close gives partitions up; the group took none");
+    // The first member gets them back: nothing taken from it.
+    while first.assigned().len() < 4 {
+        assert!(Instant::now() < deadline, "the first member never got the partitions back: {:?}", first.assigned());
+        poll(&first, limits).await;
+    }
+    assert_eq!(count(&first_options), (2, 0));
 }
