@@ -10,7 +10,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Clients whose close did not finish in time, since the process started.
 static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
@@ -21,6 +22,32 @@ static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
 /// stalled as autoscaling retired its task right before SIGTERM was left behind 45 ms
 /// after the default 20 s `shutdown_timeout_ms` ran out, and the host exited as stuck.
 pub const CLOSE_WAIT: Duration = Duration::from_secs(8);
+
+/// When a host's closes must be over, once its shutdown has begun: a close that stalls is
+/// then left behind in time for the host to exit as it planned, not as stuck (a short
+/// `shutdown_timeout_ms` leaves less than [`CLOSE_WAIT`] after the plugins' grace period).
+/// One per host, shared by its consumers ([`crate::ConsumerOptions::close_deadline`]): tests
+/// run several hosts in one process.
+#[derive(Debug, Default)]
+pub struct CloseDeadline(Mutex<Option<Instant>>);
+
+impl CloseDeadline {
+    /// Waits for every later close until `deadline` at most (the earliest one set holds).
+    pub fn set(&self, deadline: Instant) {
+        let mut end = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *end = Some(end.map_or(deadline, |set| set.min(deadline)));
+    }
+
+    /// `wait`, or what is left until the deadline if that is shorter.
+    pub(crate) fn bound(&self, wait: Duration) -> Duration {
+        bounded(wait, *self.0.lock().unwrap_or_else(|p| p.into_inner()), Instant::now())
+    }
+}
+
+/// `wait`, or what is left until `deadline` if that is shorter.
+fn bounded(wait: Duration, deadline: Option<Instant>, now: Instant) -> Duration {
+    deadline.map_or(wait, |end| wait.min(end.saturating_duration_since(now)))
+}
 
 /// Drops `client` on a thread of its own and waits up to `wait` for that to finish. Past
 /// `wait` the client is left behind, still closing, and a warning says so. Returns whether
@@ -69,7 +96,6 @@ fn spawn_close<T: Send + 'static>(client: T, what: &str, then: impl FnOnce() + S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     /// Blocks its drop until `release` is sent to, or dropped.
     struct StallingClient(mpsc::Receiver<()>);
@@ -88,6 +114,17 @@ mod tests {
         let waited = began.elapsed();
         assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "waited {waited:?}");
         drop(release);
+    }
+
+    /// Once the shutdown has a deadline, a close waits no longer than what is left of it.
+    #[test]
+    fn a_shutdown_deadline_shortens_the_wait() {
+        let now = Instant::now();
+        let wait = Duration::from_secs(8);
+        assert_eq!(bounded(wait, None, now), wait);
+        assert_eq!(bounded(wait, Some(now + Duration::from_secs(3)), now), Duration::from_secs(3));
+        assert_eq!(bounded(wait, Some(now + Duration::from_secs(30)), now), wait);
+        assert_eq!(bounded(wait, Some(now - Duration::from_secs(1)), now), Duration::ZERO);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use rdkafka::message::{BorrowedMessage, Message as _};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::time::Instant;
 
-use crate::close::CLOSE_WAIT;
+use crate::close::{CloseDeadline, CLOSE_WAIT};
 use crate::rebalance::{GroupContext, PartitionChange, PartitionsTaken};
 use crate::{BrokerHealth, KafkaError, Offsets};
 
@@ -26,6 +26,8 @@ pub struct ConsumerOptions {
     /// Counts what the group takes from this consumer. Shared, so a connector's count
     /// outlives its consumers.
     pub taken: Arc<PartitionsTaken>,
+    /// Bounds the wait for this consumer's close once its host shuts down.
+    pub close_deadline: Arc<CloseDeadline>,
 }
 
 /// A record just consumed, borrowed from the client's buffer.
@@ -123,6 +125,8 @@ pub struct Consumer {
     client: Option<StreamConsumer<GroupContext>>,
     /// Its group, named when its close is left behind.
     group: String,
+    /// Its host's shutdown deadline, which may shorten the wait for its close.
+    close_deadline: Arc<CloseDeadline>,
 }
 
 /// Pause after a consumer error before reading again, so a broker outage is not a busy loop.
@@ -142,11 +146,12 @@ impl Drop for Consumer {
         let Some(client) = self.client.take() else { return };
         client.context().closing.store(true, std::sync::atomic::Ordering::Relaxed);
         let what = format!("consumer of group {}", self.group);
+        let wait = self.close_deadline.bound(CLOSE_WAIT);
         if client.client().fatal_error().is_some() {
             return crate::close::close_left_behind(client, &what);
         }
         let close = move || {
-            crate::close::close_within(client, &what, CLOSE_WAIT);
+            crate::close::close_within(client, &what, wait);
         };
         let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
@@ -194,7 +199,7 @@ impl Consumer {
         inner
             .subscribe(&topics)
             .map_err(|source| KafkaError::Subscribe { topics: options.topics.clone(), source })?;
-        Ok(Self { client: Some(inner), group: options.group_id.clone() })
+        Ok(Self { client: Some(inner), group: options.group_id.clone(), close_deadline: options.close_deadline.clone() })
     }
 
     /// Waits for at least one record, then keeps reading until `limits.records` records or

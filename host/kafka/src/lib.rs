@@ -27,7 +27,7 @@ mod slots;
 mod topics;
 
 pub use batch_offsets::Offsets;
-pub use close::CLOSE_WAIT;
+pub use close::{CloseDeadline, CLOSE_WAIT};
 pub use consumer::{BatchLimits, ConsumedRecord, Consumer, ConsumerOptions, FatalError, RecordHeaders};
 pub use embedded::EmbeddedBroker;
 pub use error::KafkaError;

@@ -16,6 +16,16 @@ use turnpike_runtime::Interrupt;
 /// whole batch timeout. At shutdown, half of `shutdown_timeout_ms` if that is shorter.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// The grace period at a shutdown that must be over within `within`: half of it at most,
+/// so that the rest of the stop (the last commits, the consumers' close) has the other half.
+pub(crate) fn shutdown_grace(within: Duration) -> Duration {
+    STOP_GRACE.min(within / 2)
+}
+
+/// How long before the shutdown's end every consumer's close must be over: time for the
+/// tasks to end and report once their consumers are closed or left behind.
+pub(crate) const CLOSE_MARGIN: Duration = Duration::from_secs(1);
+
 /// What is stopping, for the log line said when its grace period runs out.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stopping<'a> {
@@ -52,14 +62,15 @@ mod tests {
     const WHAT: Stopping<'static> = Stopping { connector: "c", task: None };
 
     /// A task that stops at shutdown may use its grace period, then wait for its consumer to
-    /// close; with the default shutdown timeout both must fit, with room for the rest of the
-    /// stop, or a close that stalls (librdkafka's, during a rebalance) makes the host exit as
-    /// stuck. At 20 s, the close wait alone filled the default timeout.
+    /// close. With the default shutdown timeout both fit whole, with the margin after them; at
+    /// 20 s the close wait alone filled the default timeout, and a close that stalled
+    /// (librdkafka's, during a rebalance) made the host exit as stuck. (A shorter timeout
+    /// shortens the close: `turnpike_kafka::CloseDeadline`.)
     #[test]
     fn the_grace_period_and_a_stalled_close_fit_in_the_default_shutdown() {
         let default = Duration::from_millis(turnpike_config::DEFAULT_SHUTDOWN_TIMEOUT_MS);
-        let worst = STOP_GRACE.min(default / 2) + turnpike_kafka::CLOSE_WAIT;
-        assert!(worst + Duration::from_secs(1) < default, "{worst:?} of a {default:?} shutdown");
+        let worst = shutdown_grace(default) + turnpike_kafka::CLOSE_WAIT + CLOSE_MARGIN;
+        assert!(worst < default, "{worst:?} of a {default:?} shutdown");
     }
 
     #[tokio::test(start_paused = true)]

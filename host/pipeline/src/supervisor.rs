@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) slots: std::sync::OnceLock<Arc<turnpike_kafka::Slots>>,
     /// What idle transform tasks wait on once they gave their consumer up.
     pub(crate) idle_watch: Arc<crate::tasks::idle::SharedIdleWatch>,
+    /// Set when the host shuts down: its consumers' closes must be over by then.
+    pub(crate) close_deadline: Arc<turnpike_kafka::CloseDeadline>,
 }
 
 /// What the host steers a connector's run with: pause, plugin swaps, and the interrupt that
@@ -277,6 +279,7 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             start_from: config.start_from.as_str().to_owned(),
             topics: connector.topics().iter().map(ToString::to_string).collect(),
             taken: status.measures.partitions_taken.clone(),
+            close_deadline: shared.close_deadline.clone(),
         },
         health: health.clone(),
         status: status.clone(),

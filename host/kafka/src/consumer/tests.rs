@@ -104,3 +104,24 @@ async fn the_partitions_the_group_takes_are_counted_and_a_close_is_not() {
     }
     assert_eq!(count(&first_options), (2, 0));
 }
+
+/// A close against a broker that stopped answering waits on its last commit; once the host's
+/// shutdown has a deadline, the close is left behind by then, so the shutdown ends in time
+/// (a close that stalled during a rebalance made a host exit as stuck).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_is_waited_for_no_longer_than_the_shutdown_allows() {
+    let (broker, settings) = crate::EmbeddedBroker::with_records("deadline", 1, b"x").await;
+    let options = ConsumerOptions { group_id: "turnpike-deadline".into(), start_from: "earliest".into(), topics: vec!["deadline".into()], ..Default::default() };
+    let consumer = Consumer::new(&settings, &options).expect("consumer");
+    let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
+    let read = tokio::time::timeout(Duration::from_secs(60), consumer.fill(limits, |_| {}, std::future::pending())).await;
+    assert_eq!(read, Ok(1));
+    let mut acknowledged = Offsets::default();
+    acknowledged.done("deadline", 0, 0);
+    consumer.acknowledged(&acknowledged);
+    broker.stall();
+    options.close_deadline.set(std::time::Instant::now() + Duration::from_millis(500));
+    let dropping = Instant::now();
+    drop(consumer);
+    assert!(dropping.elapsed() < Duration::from_secs(3), "the close was waited for {:?}, past the shutdown's deadline", dropping.elapsed());
+}

@@ -108,6 +108,7 @@ impl Host {
             producer: Default::default(),
             slots: std::sync::OnceLock::new(),
             idle_watch: Default::default(),
+            close_deadline: Default::default(),
         });
         Self {
             runtime,
@@ -322,7 +323,9 @@ impl Host {
     /// the next start (a delivery to an unreachable broker can take minutes).
     pub async fn shutdown(&self, within: std::time::Duration) -> Vec<String> {
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
-        let grace = STOP_GRACE.min(within / 2);
+        let grace = crate::stopping::shutdown_grace(within);
+        // A consumer whose close stalls is left behind in time for the shutdown to end.
+        self.shared.close_deadline.set(std::time::Instant::now() + within.saturating_sub(crate::stopping::CLOSE_MARGIN));
         let (runs, halting): (Vec<(String, Run)>, _) = {
             // One lock for both: a run a lifecycle call takes out is registered as halting
             // under it (`halt`), so every run is in one list or the other.
