@@ -49,23 +49,32 @@ fn bounded(wait: Duration, deadline: Option<Instant>, now: Instant) -> Duration 
     deadline.map_or(wait, |end| wait.min(end.saturating_duration_since(now)))
 }
 
-/// Drops `client` on a thread of its own and waits up to `wait` for that to finish. Past
-/// `wait` the client is left behind, still closing, and a warning says so. Returns whether
-/// it finished closing.
-pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Duration) -> bool {
+/// How often a waiting close looks at its host's deadline: a shutdown that begins while a
+/// close is under way (a task autoscaling retired just before) shortens that wait too.
+const DEADLINE_CHECK: Duration = Duration::from_millis(100);
+
+/// Drops `client` on a thread of its own and waits up to `wait` for that to finish, or until
+/// `deadline` if that is set sooner, even while waiting. Past that the client is left behind,
+/// still closing, and a warning says so. Returns whether it finished closing.
+pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Duration, deadline: &CloseDeadline) -> bool {
     let (finished, closed) = mpsc::channel::<()>();
     if !spawn_close(client, what, move || {
         let _ = finished.send(());
     }) {
         return true;
     }
-    match closed.recv_timeout(wait) {
-        // Disconnected: the close panicked, and is over either way.
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => true,
-        Err(RecvTimeoutError::Timeout) => {
+    let began = Instant::now();
+    loop {
+        let left = deadline.bound(wait.saturating_sub(began.elapsed()));
+        if left.is_zero() {
             let left_behind = LEFT_BEHIND.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::warn!(waited = ?wait, left_behind, "closing the {what} did not finish in time; it is left behind, still closing, and this host goes on without it");
-            false
+            tracing::warn!(waited = ?began.elapsed(), left_behind, "closing the {what} did not finish in time; it is left behind, still closing, and this host goes on without it");
+            return false;
+        }
+        match closed.recv_timeout(left.min(DEADLINE_CHECK)) {
+            // Disconnected: the close panicked, and is over either way.
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return true,
+            Err(RecvTimeoutError::Timeout) => {}
         }
     }
 }
@@ -110,7 +119,7 @@ mod tests {
     fn a_close_that_stalls_is_left_behind_after_the_wait() {
         let (release, stalls) = mpsc::channel();
         let began = Instant::now();
-        assert!(!close_within(StallingClient(stalls), "test client", Duration::from_millis(300)));
+        assert!(!close_within(StallingClient(stalls), "test client", Duration::from_millis(300), &CloseDeadline::default()));
         let waited = began.elapsed();
         assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "waited {waited:?}");
         drop(release);
@@ -127,6 +136,26 @@ mod tests {
         assert_eq!(bounded(wait, Some(now - Duration::from_secs(1)), now), Duration::ZERO);
     }
 
+    /// A shutdown that begins while a close is already waiting shortens that wait too.
+    #[test]
+    fn a_deadline_set_during_the_wait_ends_it() {
+        let (release, stalls) = mpsc::channel();
+        let deadline = std::sync::Arc::new(CloseDeadline::default());
+        let began = Instant::now();
+        let setter = std::thread::spawn({
+            let deadline = deadline.clone();
+            move || {
+                std::thread::sleep(Duration::from_millis(200));
+                deadline.set(Instant::now() + Duration::from_millis(200));
+            }
+        });
+        assert!(!close_within(StallingClient(stalls), "test client", Duration::from_secs(10), &deadline));
+        let waited = began.elapsed();
+        assert!(waited >= Duration::from_millis(400) && waited < Duration::from_secs(3), "waited {waited:?}");
+        setter.join().expect("setter");
+        drop(release);
+    }
+
     #[test]
     fn a_close_that_finishes_is_waited_for() {
         let (release, stalls) = mpsc::channel();
@@ -135,7 +164,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             drop(release);
         });
-        assert!(close_within(StallingClient(stalls), "test client", Duration::from_secs(10)));
+        assert!(close_within(StallingClient(stalls), "test client", Duration::from_secs(10), &CloseDeadline::default()));
         assert!(began.elapsed() >= Duration::from_millis(200), "returned before the close finished");
         releaser.join().expect("releaser");
     }

@@ -139,19 +139,20 @@ impl Drop for Consumer {
     /// multi-threaded runtime the close runs with `block_in_place`, which hands the worker's
     /// other tasks to another thread, so closes run side by side and each finishes before
     /// its task goes on (a `STOPPED` connector has left its group), unless it stalls inside
-    /// librdkafka ([`crate::close`]): then the task goes on after [`CLOSE_WAIT`], and the
+    /// librdkafka ([`crate::close`]): then the task goes on after [`CLOSE_WAIT`] (sooner once
+    /// its host shuts down: [`CloseDeadline`]), and the
     /// stalled member stays in the group until the process exits. After a fatal error the
     /// close never ends: it is left behind at once, so the task ends and reports the error.
     fn drop(&mut self) {
         let Some(client) = self.client.take() else { return };
         client.context().closing.store(true, std::sync::atomic::Ordering::Relaxed);
         let what = format!("consumer of group {}", self.group);
-        let wait = self.close_deadline.bound(CLOSE_WAIT);
         if client.client().fatal_error().is_some() {
             return crate::close::close_left_behind(client, &what);
         }
+        let deadline = self.close_deadline.clone();
         let close = move || {
-            crate::close::close_within(client, &what, wait);
+            crate::close::close_within(client, &what, CLOSE_WAIT, &deadline);
         };
         let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {

@@ -206,7 +206,7 @@ impl SlotOwner {
                     // Closing leaves the group: its slots are revoked (nothing runs on them
                     // by now) and move to the other hosts at once. A close that stalls is
                     // left behind: the broker moves the slots when the session ends.
-                    crate::close::close_within(consumer, "slots consumer", close_wait);
+                    crate::close::close_within(consumer, "slots consumer", close_wait, &crate::close::CloseDeadline::default());
                 }
             })
             .map_err(|e| KafkaError::Blocking(format!("starting the slots reader thread: {e}")))?;

@@ -23,7 +23,8 @@ pub(crate) fn shutdown_grace(within: Duration) -> Duration {
 }
 
 /// How long before the shutdown's end every consumer's close must be over: time for the
-/// tasks to end and report once their consumers are closed or left behind.
+/// tasks to end and report once their consumers are closed or left behind (a quarter of a
+/// shorter shutdown, so that its closes still get most of it).
 pub(crate) const CLOSE_MARGIN: Duration = Duration::from_secs(1);
 
 /// What is stopping, for the log line said when its grace period runs out.

@@ -325,7 +325,7 @@ impl Host {
         self.closing.store(true, std::sync::atomic::Ordering::SeqCst);
         let grace = crate::stopping::shutdown_grace(within);
         // A consumer whose close stalls is left behind in time for the shutdown to end.
-        self.shared.close_deadline.set(std::time::Instant::now() + within.saturating_sub(crate::stopping::CLOSE_MARGIN));
+        self.shared.close_deadline.set(std::time::Instant::now() + within.saturating_sub(crate::stopping::CLOSE_MARGIN.min(within / 4)));
         let (runs, halting): (Vec<(String, Run)>, _) = {
             // One lock for both: a run a lifecycle call takes out is registered as halting
             // under it (`halt`), so every run is in one list or the other.
