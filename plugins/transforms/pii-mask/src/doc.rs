@@ -44,12 +44,7 @@ impl<'a> Tree<'a> {
     pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
         let raw = text.trim_matches([' ', '\t', '\n', '\r']);
         let node = match raw.as_bytes().first() {
-            Some(b'{' | b'[' | b'"') => {
-                let mut de = serde_json::Deserializer::from_str(text);
-                let node = (&mut de).deserialize_any(Level)?;
-                de.end()?;
-                node
-            }
+            Some(b'{' | b'[' | b'"') => read_level(text)?,
             // A number is only checked, never converted: `1e400` is JSON, but no `f64`.
             _ => {
                 serde_json::from_str::<&RawValue>(text)?;
@@ -84,13 +79,21 @@ impl<'a> Tree<'a> {
 /// Reads one level of a raw value.
 fn node(text: &str) -> Node<'_> {
     let parsed = match text.as_bytes().first() {
-        Some(b'{' | b'[' | b'"') => (&mut serde_json::Deserializer::from_str(text)).deserialize_any(Level),
+        Some(b'{' | b'[' | b'"') => read_level(text),
         Some(b'n') => Ok(Node::Null),
         _ => Ok(Node::Scalar),
     };
     // The document was checked when it was first parsed, but checking skips strings without
     // decoding them: a lone surrogate passes the check and fails only here.
     parsed.unwrap_or(Node::Unreadable)
+}
+
+/// Reads one level of the object, array or string `text` is, and nothing may follow it.
+fn read_level(text: &str) -> Result<Node<'_>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let node = (&mut de).deserialize_any(Level)?;
+    de.end()?;
+    Ok(node)
 }
 
 /// The byte range of `raw` inside `doc`, which it was borrowed from.
