@@ -73,9 +73,10 @@ impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         let Rebalance::Revoke(revoked) = rebalance else { return };
         let revoked = partitions(revoked);
+        let lost = consumer.assignment_lost();
         // A close revokes everything this consumer holds: its own doing, not the group's.
         if !self.closing.load(Ordering::Relaxed) {
-            let count = if consumer.assignment_lost() { &self.taken.lost } else { &self.taken.revoked };
+            let count = if lost { &self.taken.lost } else { &self.taken.revoked };
             count.fetch_add(revoked.len() as u64, Ordering::Relaxed);
         }
         // What was safe for these partitions is theirs to commit no more, now or later.
@@ -85,9 +86,9 @@ impl ConsumerContext for GroupContext {
             safe.forget(&revoked);
             before
         };
-        // Lost, not given up (the session or the poll interval ran out): another member owns them already and
-        // reads from its own commits; committing here could move them back.
-        if consumer.assignment_lost() {
+        // Lost, not given up (the session or the poll interval ran out): another member owns
+        // them already and reads from its own commits; committing here could move them back.
+        if lost {
             tracing::warn!(partitions = ?revoked, "partitions lost (the group went on without this member); their offsets are not committed here");
             self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
             return;
