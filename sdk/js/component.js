@@ -4,7 +4,7 @@
 // The build's entry module (.turnpike/entry.js) is, for a source:
 //
 //   import Plugin from "../plugin.js";
-//   import { log } from "turnpike:plugin/log@0.1.5";
+//   import { log } from "turnpike:plugin/log@0.1.6";
 //   import { handle } from "wasi:http/outgoing-handler@0.2.12";
 //   import * as types from "wasi:http/types@0.2.12";
 //   import { exportSource } from "turnpike-sdk";

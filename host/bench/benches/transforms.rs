@@ -2,11 +2,12 @@
 //! logic compiled natively, at several batch sizes.
 //!
 //! Rows: `identity` (gets its batches without their bytes, which it never reads, contract
-//! 0.1.5, and forwards every record: its outputs name their parts, 0.1.4), `identity-0.1.4`
-//! (the same plugin built against 0.1.4: every batch's bytes are copied in) and
-//! `identity-0.1.3` (built against 0.1.3, also copying every byte back): the befores, measured
-//! in the same run, `half-filter` (forwards every record at an even offset)
-//! and `pii-mask` (forwards key and headers, writes a new value).
+//! 0.1.5, and passes every record on whole: its result lists the inputs, 0.1.6),
+//! `identity-0.1.5` (the same plugin built against 0.1.5: an output row per record, naming its
+//! forwarded parts), `identity-0.1.4` (built against 0.1.4: every batch's bytes are copied in
+//! too) and `identity-0.1.3` (built against 0.1.3, also copying every byte back): the befores,
+//! measured in the same run, `half-filter` (passes every record at an even offset) and
+//! `pii-mask` (forwards key and headers, writes a new value).
 //!
 //! A second table times one call apart from its records, in the same run: a call that passes no
 //! list either way (a sink's `flush` with nothing to flush: the floor of any call through the
@@ -53,6 +54,7 @@ fn main() -> anyhow::Result<()> {
     let pii = load("pii-mask")?;
     let copying_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm"))?;
     let eager_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.4/identity.wasm"))?;
+    let lazy_identity = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.5/identity.wasm"))?;
     let half_filter = runtime.load(turnpike_test_components::HALF_FILTER)?;
     let values: Vec<String> = (0..1024).map(customer).collect();
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -69,6 +71,12 @@ fn main() -> anyhow::Result<()> {
             let mut t = turnpike_sdk::testing::create::<identity::Identity>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
             let nat = measure_native(&mut t, &native, batch);
             rows.push(Row { plugin: "identity", batch, wasm, native: nat });
+        }
+        if wanted("identity-0.1.5") {
+            let wasm = rt.block_on(measure_wasm(&lazy_identity, "{}", &host))?;
+            let mut t = turnpike_sdk::testing::create::<identity::Identity>("{}").map_err(|e| anyhow::anyhow!("{e}"))?;
+            let nat = measure_native(&mut t, &native, batch);
+            rows.push(Row { plugin: "identity-0.1.5", batch, wasm, native: nat });
         }
         if wanted("identity-0.1.4") {
             let wasm = rt.block_on(measure_wasm(&eager_identity, "{}", &host))?;

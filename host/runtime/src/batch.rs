@@ -3,7 +3,7 @@
 //! and reading what a transform returns. The chain's plumbing (one stage's outputs as the next
 //! stage's inputs) lives with the chain, in the pipeline.
 
-use turnpike_batch_layout::{resolve_forwarded as resolve, LayoutError, validate_output as check_output, InputColumns, InputView, InputWriter, OutputParts};
+use turnpike_batch_layout::{merge_passed as merge, resolve_forwarded as resolve, LayoutError, validate_output as check_output, InputColumns, InputView, InputWriter, OutputParts, PassParts};
 
 pub use turnpike_batch_layout::{OutputView, Produced, RecordRef};
 
@@ -97,6 +97,15 @@ pub(crate) fn output_len(batch: &OutputBatch) -> usize {
 /// comes as text because that is what `Fault::InvalidOutput` carries.
 pub(crate) fn validate_output(out: &OutputBatch, inputs: usize) -> Result<(), String> {
     check_output(OutputView::new(out), inputs, out.errors.iter().map(|e| e.input)).map_err(|e| e.to_string())
+}
+
+/// Adds a forwarded output for each input a passing transform passed on whole, in its place
+/// (contract `0.1.6`); a batch from another export passes none, and is left as it is.
+pub(crate) fn merge_passed(out: &mut OutputBatch, forwarded: &mut Vec<u32>, passed: &[u32], input: &InputBatch) -> Result<(), LayoutError> {
+    if passed.is_empty() {
+        return Ok(());
+    }
+    merge(PassParts { records: &mut out.records, timestamps: &mut out.timestamps, forwarded }, passed, InputView::new(input))
 }
 
 /// Copies the parts a forwarding transform's outputs name (`forwarded`, one flag word per

@@ -42,6 +42,20 @@ pub mod lazy {
     });
 }
 
+/// Since `0.1.6`: a lazy transform whose result may also list inputs passed on whole. It
+/// exports `lazy-transform` too, which this host does not call.
+pub mod passing {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "passing-transform-plugin",
+        exports: { default: async },
+        with: {
+            "turnpike:plugin/types": crate::bindings::transform::turnpike::plugin::types,
+            "turnpike:plugin/log": crate::bindings::transform::turnpike::plugin::log,
+        },
+    });
+}
+
 pub mod source {
     wasmtime::component::bindgen!({
         path: "../../wit",

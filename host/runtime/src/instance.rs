@@ -2,9 +2,10 @@
 
 use wasmtime::component::ResourceAny;
 
-use crate::batch::{input_len, output_len, resolve_forwarded, validate_output};
-use crate::bindings::forwarding::exports::turnpike::plugin::forwarding_transform::ForwardingBatch;
+use crate::batch::{input_len, merge_passed, output_len, resolve_forwarded, validate_output};
 use crate::bindings::forwarding::ForwardingTransformPlugin;
+use crate::bindings::lazy::exports::turnpike::plugin::lazy_transform::ForwardingBatch;
+use crate::bindings::passing::exports::turnpike::plugin::passing_transform::PassingBatch;
 use crate::bindings::transform::TransformPlugin;
 use crate::bindings::types::{InputBatch, OutputBatch};
 use crate::error::{CallError, CreateError, Fault};
@@ -30,8 +31,11 @@ pub struct TransformInstance {
 /// The export the host calls: the newest transform interface the plugin has.
 enum Bindings {
     /// Called with the batch's columns only (the bindings' own call would copy the whole batch
+    /// in), as `Lazy` is.
+    Passing(LazyTransform<PassingBatch>),
+    /// Called with the batch's columns only (the bindings' own call would copy the whole batch
     /// in).
-    Lazy(LazyTransform),
+    Lazy(LazyTransform<ForwardingBatch>),
     Forwarding(ForwardingTransformPlugin),
     Plain(TransformPlugin),
 }
@@ -39,6 +43,13 @@ enum Bindings {
 impl Bindings {
     async fn instantiate(pre: &TransformPre, store: &mut wasmtime::Store<crate::state::HostState>, config: &str) -> wasmtime::Result<(Self, Result<ResourceAny, crate::ConfigError>)> {
         Ok(match pre {
+            TransformPre::Passing(pre) => {
+                let bindings = pre.instantiate_async(&mut *store).await?;
+                let exports = bindings.turnpike_plugin_passing_transform().transformer();
+                let transform = LazyTransform::new(*exports.func_transform().func(), &*store)?;
+                let created = exports.call_create(&mut *store, config).await?;
+                (Bindings::Passing(transform), created)
+            }
             TransformPre::Lazy(pre) => {
                 let bindings = pre.instantiate_async(&mut *store).await?;
                 let exports = bindings.turnpike_plugin_lazy_transform().transformer();
@@ -59,17 +70,29 @@ impl Bindings {
         })
     }
 
-    /// One batch; a forwarding plugin's outputs come back with their forwarded parts unresolved.
-    async fn transform(&self, store: &mut wasmtime::Store<crate::state::HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, crate::PluginError>> {
+    /// One batch, as the plugin returned it: a forwarding plugin's outputs with their forwarded
+    /// parts unresolved, a passing plugin's passed inputs apart.
+    async fn transform(&self, store: &mut wasmtime::Store<crate::state::HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<Returned, crate::PluginError>> {
+        let returned = |outputs, forwarded| Returned { outputs, forwarded, passed: Vec::new() };
         Ok(match self {
-            Bindings::Lazy(transform) => {
+            Bindings::Passing(transform) => {
                 let result = transform.call(store, transformer, batch).await?;
-                result.map(|lazy| ForwardingBatch { outputs: lazy.outputs, forwarded: lazy.forwarded })
+                result.map(|p| Returned { outputs: p.outputs, forwarded: p.forwarded, passed: p.passed })
             }
-            Bindings::Forwarding(b) => b.turnpike_plugin_forwarding_transform().transformer().call_transform(store, transformer, batch).await?,
-            Bindings::Plain(b) => b.turnpike_plugin_transform().transformer().call_transform(store, transformer, batch).await?.map(|outputs| ForwardingBatch { outputs, forwarded: Vec::new() }),
+            Bindings::Lazy(transform) => transform.call(store, transformer, batch).await?.map(|l| returned(l.outputs, l.forwarded)),
+            Bindings::Forwarding(b) => b.turnpike_plugin_forwarding_transform().transformer().call_transform(store, transformer, batch).await?.map(|f| returned(f.outputs, f.forwarded)),
+            Bindings::Plain(b) => b.turnpike_plugin_transform().transformer().call_transform(store, transformer, batch).await?.map(|outputs| returned(outputs, Vec::new())),
         })
     }
+}
+
+/// What a transform returned, whichever export: outputs written row by row, the flags of their
+/// forwarded parts (empty from a plain transform), and the inputs passed on whole (empty but
+/// from a passing transform).
+struct Returned {
+    outputs: OutputBatch,
+    forwarded: Vec<u32>,
+    passed: Vec<u32>,
 }
 
 impl TransformInstance {
@@ -104,14 +127,18 @@ impl TransformInstance {
         let forwards = !matches!(self.bindings, Bindings::Plain(_));
         match self.sandbox.settle(outcome)? {
             Err(e) => Err(CallError::Plugin { kind: e.kind, message: self.sandbox.explain(e.message) }),
-            Ok(output) if output_len(&output.outputs) > max_records => {
+            Ok(output) if output_len(&output.outputs).saturating_add(output.passed.len()) > max_records => {
                 let limit = format!("{max_records} records per batch");
                 Err(self.sandbox.poison(Fault::OutputLimit { limit }).into())
             }
             // Invalid output is a bug, and the plugin state that produced it is suspect.
-            Ok(ForwardingBatch { mut outputs, forwarded }) => {
+            Ok(Returned { mut outputs, mut forwarded, passed }) => {
                 if let Err(why) = validate_output(&outputs, input_len(batch)) {
                     return Err(self.sandbox.poison(Fault::InvalidOutput(why)).into());
+                }
+                // Passed inputs become forwarded rows in their places, resolved with the rest.
+                if let Err(why) = merge_passed(&mut outputs, &mut forwarded, &passed, batch) {
+                    return Err(self.sandbox.poison(Fault::InvalidOutput(why.to_string())).into());
                 }
                 if forwards {
                     // No more than the plugin could have returned by copying: its output cap,

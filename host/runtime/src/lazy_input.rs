@@ -1,6 +1,6 @@
-//! A lazy transform's input (contract `0.1.5`): the batch's columns without its bytes, and
-//! `batch-input`, which copies the bytes into the plugin only if it asks. The batch is lent to
-//! the plugin's store for the length of one call.
+//! A lazy transform's input (contract `0.1.5`; `0.1.6`'s passing transform is one too): the
+//! batch's columns without its bytes, and `batch-input`, which copies the bytes into the plugin
+//! only if it asks. The batch is lent to the plugin's store for the length of one call.
 //!
 //! Why a pointer and not a copy or an `Arc`: the point is that a plugin which never reads the
 //! bytes costs nothing for them, so the host must not copy them ahead of the call either, and
@@ -15,15 +15,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
-use wasmtime::component::{ComponentType, Func, Linker, Lower, ResourceAny, TypedFunc};
+use wasmtime::component::{ComponentType, Func, Lift, Linker, Lower, ResourceAny, TypedFunc};
 use wasmtime::{AsContext, Store};
 
-use crate::bindings::lazy::exports::turnpike::plugin::lazy_transform::ForwardingBatch;
 use crate::state::HostState;
 use crate::{InputBatch, PluginError};
 
 /// The interface's name in the linker; a plugin built against any later `0.1.x` matches it.
-const INTERFACE: &str = "turnpike:plugin/batch-input@0.1.5";
+const INTERFACE: &str = "turnpike:plugin/batch-input@0.1.6";
 
 /// An `input-batch` as a lazy transform receives it: every column but `data`, which goes in
 /// empty. Borrowed from the host's batch, so the columns are copied only into the plugin.
@@ -44,27 +43,38 @@ impl<'a> Columns<'a> {
 }
 
 type Params<'a> = (ResourceAny, Columns<'a>);
-type Results = (Result<ForwardingBatch, PluginError>,);
+type Results<R> = (Result<R, PluginError>,);
 
-/// `lazy-transform`'s `transform`, its type checked once.
-#[derive(Clone, Copy)]
-pub(crate) struct LazyTransform(Func);
+/// A lazy `transform` export (`lazy-transform`, or since `0.1.6` `passing-transform`), its
+/// type checked once. `R` is what it returns on success.
+pub(crate) struct LazyTransform<R> {
+    func: Func,
+    returns: PhantomData<fn() -> R>,
+}
 
-impl LazyTransform {
+impl<R> Clone for LazyTransform<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for LazyTransform<R> {}
+
+impl<R: ComponentType + Lift + Send + Sync + 'static> LazyTransform<R> {
     /// Checks `func` against the types [`LazyTransform::call`] uses (the bindings check it
     /// against theirs, which differ in owning the columns), once per instance rather than on
     /// every call (~150 ns each).
     pub(crate) fn new(func: Func, store: impl AsContext) -> wasmtime::Result<Self> {
-        func.typed::<Params<'_>, Results>(store)?;
-        Ok(Self(func))
+        func.typed::<Params<'_>, Results<R>>(store)?;
+        Ok(Self { func, returns: PhantomData })
     }
 
     /// One batch: its columns go in, and its bytes are lent to the store for this call only.
-    pub(crate) async fn call(self, store: &mut Store<HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<ForwardingBatch, PluginError>> {
+    pub(crate) async fn call(self, store: &mut Store<HostState>, transformer: ResourceAny, batch: &InputBatch) -> wasmtime::Result<Result<R, PluginError>> {
         #[allow(unsafe_code, reason = "the type was checked in `new`; see the safety comment")]
         // SAFETY: `new` checked this very function against these very types (a lifetime is not
         // part of a component type), as wasmtime's own bindings do before calling unchecked.
-        let typed = unsafe { TypedFunc::<Params<'_>, Results>::new_unchecked(self.0) };
+        let typed = unsafe { TypedFunc::<Params<'_>, Results<R>>::new_unchecked(self.func) };
         let _lent = store.data().lent.lend(batch);
         // Declared after `_lent`, so dropped before it, on return or when this future is dropped
         // mid-call (a timeout): the guest never runs again with the batch taken back.

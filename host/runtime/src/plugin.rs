@@ -9,6 +9,7 @@ use wasmtime::Engine;
 
 use crate::bindings::forwarding::ForwardingTransformPluginPre;
 use crate::bindings::lazy::LazyTransformPluginPre;
+use crate::bindings::passing::PassingTransformPluginPre;
 use crate::bindings::sink::SinkPluginPre;
 use crate::bindings::source::SourcePluginPre;
 use crate::bindings::transform::TransformPluginPre;
@@ -62,10 +63,12 @@ pub(crate) enum Pre {
     Sink(SinkPluginPre<HostState>),
 }
 
-/// A transform's pre-instance: one whose batches come without their bytes until it asks (since
-/// `0.1.5`; it forwards too), one whose outputs may forward parts of their input (since
-/// `0.1.4`), or one that copies every output byte.
+/// A transform's pre-instance: one that may list inputs passed on whole (since `0.1.6`; lazy
+/// too), one whose batches come without their bytes until it asks (since `0.1.5`; it forwards
+/// too), one whose outputs may forward parts of their input (since `0.1.4`), or one that copies
+/// every output byte.
 pub(crate) enum TransformPre {
+    Passing(PassingTransformPluginPre<HostState>),
     Lazy(LazyTransformPluginPre<HostState>),
     Forwarding(ForwardingTransformPluginPre<HostState>),
     Plain(TransformPluginPre<HostState>),
@@ -75,10 +78,15 @@ impl Pre {
     /// Finds the world a component implements by trying each in turn; a transform is run
     /// through the newest transform interface it exports.
     fn of(pre: wasmtime::component::InstancePre<HostState>) -> Result<Self, LoadError> {
-        match LazyTransformPluginPre::new(pre.clone()) {
-            Ok(p) => return Ok(Pre::Transform(TransformPre::Lazy(p))),
+        match PassingTransformPluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Transform(TransformPre::Passing(p))),
             // A component that exports the interface but does not match it is broken: say
             // why rather than quietly run an older export.
+            Err(e) if exports(&pre, "passing-transform") => return Err(LoadError::WrongWorld(format!("passing transform: {e:#}"))),
+            Err(_) => {}
+        }
+        match LazyTransformPluginPre::new(pre.clone()) {
+            Ok(p) => return Ok(Pre::Transform(TransformPre::Lazy(p))),
             Err(e) if exports(&pre, "lazy-transform") => return Err(LoadError::WrongWorld(format!("lazy transform: {e:#}"))),
             Err(_) => {}
         }
@@ -258,13 +266,19 @@ impl Plugin {
     /// Whether this is a transform whose outputs name the input parts they forward
     /// (`forwarding-transform`, since contract `0.1.4`) instead of copying them back.
     pub fn forwards(&self) -> bool {
-        matches!(self.inner.pre, Pre::Transform(TransformPre::Forwarding(_) | TransformPre::Lazy(_)))
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Forwarding(_) | TransformPre::Lazy(_) | TransformPre::Passing(_)))
     }
 
     /// Whether this is a transform whose batches arrive without their bytes, which it fetches
-    /// only if it reads them (`lazy-transform`, since contract `0.1.5`).
+    /// only if it reads them (`lazy-transform`, since contract `0.1.5`, or `passing-transform`).
     pub fn is_lazy(&self) -> bool {
-        matches!(self.inner.pre, Pre::Transform(TransformPre::Lazy(_)))
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Lazy(_) | TransformPre::Passing(_)))
+    }
+
+    /// Whether this is a transform that may list inputs passed on whole instead of writing an
+    /// output for each (`passing-transform`, since contract `0.1.6`).
+    pub fn passes(&self) -> bool {
+        matches!(self.inner.pre, Pre::Transform(TransformPre::Passing(_)))
     }
 
     pub(crate) fn runtime(&self) -> &Runtime {

@@ -138,14 +138,17 @@ async fn a_leaking_instance_asks_to_be_replaced_before_it_runs_out() {
     assert!(batches >= 8, "not replaced while memory was still low ({batches} MiB kept)");
 }
 
-/// A forwarding batch no SDK writes is a plugin bug the host names and refuses (the instance
-/// is replaced), never a panic or a record made up from the wrong parts.
+/// A forwarding batch, or a list of passed inputs, that no SDK writes is a plugin bug the host
+/// names and refuses (the instance is replaced), never a panic or a record made up from the
+/// wrong parts.
 #[tokio::test]
 async fn forwarded_flags_no_sdk_writes_are_refused_as_invalid_output() {
     let cases = [
         ("unknown_flag", "output 0: unknown forwarded flags 0xf"),
         ("missing_flag", "1 forwarded flags for 2 outputs"),
         ("forwarded_and_written", "output 0: a part is both forwarded and written"),
+        ("pass_out_of_order", "passed input 1: index 0 does not follow the one before (passed inputs go in increasing order, each once)"),
+        ("pass_out_of_range", "passed input 2: index 1002 out of range (batch of 2)"),
     ];
     for (fault, why) in cases {
         let found = fault_of(&format!(r#"{{"fault":"{fault}"}}"#), InstanceLimits::default()).await;

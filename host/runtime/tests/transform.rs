@@ -75,18 +75,22 @@ async fn run_all(plugin: &Plugin, config: &str, input: &turnpike_runtime::InputB
         .collect()
 }
 
-/// The built-in identity gets its batches without their bytes (contract 0.1.5) and names its
-/// outputs' parts instead of copying them (0.1.4), and the host's resolution gives exactly
-/// what the same plugin built against 0.1.4 (whose batches come with their bytes,
-/// `tests/fixtures/plugins-0.1.4`) and 0.1.3 (which copies every byte back,
-/// `tests/fixtures/plugins-0.1.3`) give: old plugins keep working, new ones lose nothing.
+/// The built-in identity lists the inputs it passes on whole (contract 0.1.6), gets its batches
+/// without their bytes (0.1.5) and names its outputs' parts instead of copying them (0.1.4),
+/// and the host's resolution gives exactly what the same plugin built against 0.1.5 (whose
+/// passed inputs are written out as forwarded outputs, `tests/fixtures/plugins-0.1.5`), 0.1.4
+/// (whose batches come with their bytes, `tests/fixtures/plugins-0.1.4`) and 0.1.3 (which
+/// copies every byte back, `tests/fixtures/plugins-0.1.3`) give: old plugins keep working, new
+/// ones lose nothing.
 #[tokio::test]
-async fn a_lazy_identity_gives_what_a_forwarding_and_a_copying_identity_give() {
+async fn a_passing_identity_gives_what_a_lazy_a_forwarding_and_a_copying_identity_give() {
     let runtime = &runtime_and_plugins().0;
     let old = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.3/identity.wasm")).expect("a 0.1.3 transform still loads");
     let forwarding = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.4/identity.wasm")).expect("a 0.1.4 transform still loads");
+    let lazy = runtime.load(include_bytes!("../../../tests/fixtures/plugins-0.1.5/identity.wasm")).expect("a 0.1.5 transform still loads");
     let new = plugin("identity");
-    assert!(new.is_lazy() && new.forwards(), "the SDK's transforms export lazy-transform");
+    assert!(new.passes() && new.is_lazy() && new.forwards(), "the SDK's transforms export passing-transform");
+    assert!(lazy.is_lazy() && !lazy.passes(), "a 0.1.5 transform runs through lazy-transform");
     assert!(forwarding.forwards() && !forwarding.is_lazy(), "a 0.1.4 transform runs through forwarding-transform");
     assert!(!old.forwards(), "a 0.1.3 transform runs through the plain export");
     let mut b = BatchBuilder::default();
@@ -98,6 +102,7 @@ async fn a_lazy_identity_gives_what_a_forwarding_and_a_copying_identity_give() {
     let from_new = run_all(&new, "{}", &input).await;
     assert_eq!(from_new, run_all(&old, "{}", &input).await);
     assert_eq!(from_new, run_all(&forwarding, "{}", &input).await);
+    assert_eq!(from_new, run_all(&lazy, "{}", &input).await);
     assert_eq!(from_new.len(), 3);
     assert_eq!(from_new[0], (0, Some(b"k".to_vec()), Some(b"first".to_vec()), Some(7), vec![("a".into(), b"1".to_vec()), ("b".into(), vec![])]));
     assert_eq!(from_new[1], (1, None, None, Some(8), vec![]));
@@ -110,7 +115,7 @@ async fn a_lazy_identity_gives_what_a_forwarding_and_a_copying_identity_give() {
 async fn a_lazy_transform_that_reads_no_bytes_never_has_them_copied_in() {
     let runtime = &runtime_and_plugins().0;
     let filter = runtime.load(turnpike_test_components::HALF_FILTER).expect("load half-filter");
-    assert!(filter.is_lazy());
+    assert!(filter.is_lazy() && filter.passes());
     let big = vec![b'x'; 1 << 20];
     let mut b = BatchBuilder::default();
     for offset in 0..32 {

@@ -60,6 +60,10 @@ pub enum LayoutError {
     ForwardedPartWritten { row: usize },
     /// The outputs with their forwarded parts would carry more bytes than the host allows.
     ForwardedTooLarge { bytes: usize, max: usize },
+    /// A passed input (`passing-transform`) the batch does not have.
+    PassedInput { index: usize, input: u32, inputs: usize },
+    /// Passed inputs not in increasing order (or one passed twice).
+    PassedOrder { index: usize, input: u32 },
 }
 
 impl fmt::Display for LayoutError {
@@ -84,6 +88,8 @@ impl fmt::Display for LayoutError {
             LayoutError::ForwardFlags { row, flags } => write!(f, "output {row}: unknown forwarded flags {flags:#x}"),
             LayoutError::ForwardedPartWritten { row } => write!(f, "output {row}: a part is both forwarded and written"),
             LayoutError::ForwardedTooLarge { bytes, max } => write!(f, "{bytes} output bytes with the forwarded parts, at most {max}"),
+            LayoutError::PassedInput { index, input, inputs } => write!(f, "passed input {index}: index {input} out of range (batch of {inputs})"),
+            LayoutError::PassedOrder { index, input } => write!(f, "passed input {index}: index {input} does not follow the one before (passed inputs go in increasing order, each once)"),
         }
     }
 }
@@ -119,6 +125,8 @@ mod tests {
             (LayoutError::ForwardFlags { row: 3, flags: 9 }, "output 3: unknown forwarded flags 0x9"),
             (LayoutError::ForwardedPartWritten { row: 0 }, "output 0: a part is both forwarded and written"),
             (LayoutError::ForwardedTooLarge { bytes: 10, max: 9 }, "10 output bytes with the forwarded parts, at most 9"),
+            (LayoutError::PassedInput { index: 1, input: 4, inputs: 4 }, "passed input 1: index 4 out of range (batch of 4)"),
+            (LayoutError::PassedOrder { index: 2, input: 0 }, "passed input 2: index 0 does not follow the one before (passed inputs go in increasing order, each once)"),
         ];
         for (error, text) in cases {
             assert_eq!(error.to_string(), text);

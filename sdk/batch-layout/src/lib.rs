@@ -25,6 +25,7 @@
 mod columns;
 mod error;
 mod forward;
+mod pass;
 mod record;
 mod span;
 mod validate;
@@ -34,6 +35,7 @@ mod writer;
 pub use columns::{InputColumns, OutputColumns, SourceColumns};
 pub use error::{BatchKind, LayoutError};
 pub use forward::{resolve_forwarded, OutputParts, FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY, FORWARD_VALUE};
+pub use pass::{merge_passed, PassParts};
 pub use record::{OutputRef, RecordRef, Source, SourceRef};
 pub use span::{bytes, optional, span, Headers};
 pub use validate::{is_valid_topic_name, validate_headers, validate_output, validate_source, validate_topics};

@@ -55,7 +55,7 @@ class ExportTest(unittest.TestCase):
         self.assertEqual([kind_of(A), kind_of(B), kind_of(C), kind_of(Sink)], ["transform", "source", "source", "sink"])
 
     def test_the_version_is_the_contracts(self):
-        self.assertEqual(turnpike.__version__, "0.1.5")
+        self.assertEqual(turnpike.__version__, "0.1.6")
 
 
 class DetectKindTest(unittest.TestCase):

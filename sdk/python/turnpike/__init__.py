@@ -31,7 +31,7 @@ from ._plugin import Sink, Source, Transform, export, exported
 from ._record import Record
 from ._source import Polled, emit, emit_unpositioned, fail
 
-__version__ = "0.1.5"
+__version__ = "0.1.6"
 
 __all__ = [
     "FATAL",

@@ -88,7 +88,7 @@ pub use transform::Transform;
 pub mod __private {
     pub use crate::sink::SinkResource;
     pub use crate::source::SourceResource;
-    pub use crate::transform::{run_batch, run_batch_forwarding, run_batch_lazy, LazyTransformResource};
+    pub use crate::transform::{run_batch, run_batch_forwarding, run_batch_lazy, run_batch_lazy_passing, run_batch_passing, LazyTransformResource, PassingTransformResource};
 }
 
 /// Everything a plugin usually needs.
@@ -112,6 +112,9 @@ macro_rules! export_transform {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             struct __TurnpikeTransformPlugin;
+            impl $crate::bindings::exports::turnpike::plugin::passing_transform::Guest for __TurnpikeTransformPlugin {
+                type Transformer = $crate::__private::PassingTransformResource<$t>;
+            }
             impl $crate::bindings::exports::turnpike::plugin::lazy_transform::Guest for __TurnpikeTransformPlugin {
                 type Transformer = $crate::__private::LazyTransformResource<$t>;
             }

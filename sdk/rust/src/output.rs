@@ -10,12 +10,26 @@ use crate::{Record, RecordError};
 ///
 /// Outputs that pass on parts of their input ([`Output::forward`],
 /// [`Output::forward_with_value`]) only name those parts (contract `0.1.4`); the host takes
-/// their bytes from the batch it sent, so they are never copied through the plugin.
+/// their bytes from the batch it sent, so they are never copied through the plugin. An input
+/// forwarded whole as its only output is not even written: it is listed as passed (contract
+/// `0.1.6`), one number.
 pub struct Outputs {
     writer: OutputWriter,
-    /// One flag word per output: which parts are its input's own.
+    /// One flag word per written output: which parts are its input's own.
     forwarded: Vec<u32>,
+    /// Inputs passed on whole, increasing; each placed after the written outputs of inputs up
+    /// to its own (see `turnpike_batch_layout::merge_passed`).
+    passed: Vec<u32>,
+    /// The timestamp of the last passed input, to write it out if that input gets another
+    /// output after all.
+    last_pass_timestamp: Option<i64>,
     errors: Vec<wit::RecordError>,
+}
+
+/// Where the outputs stand (see [`Outputs::mark`]).
+pub(crate) struct Mark {
+    writer: OutputMark,
+    passed: usize,
 }
 
 /// Where the outputs of one input record go.
@@ -73,7 +87,13 @@ impl NewRecord {
 
 impl Outputs {
     pub(crate) fn with_capacity(records: usize, bytes: usize) -> Self {
-        Self { writer: OutputWriter::with_capacity(records, bytes), forwarded: Vec::with_capacity(records), errors: Vec::new() }
+        Self {
+            writer: OutputWriter::with_capacity(records, bytes),
+            forwarded: Vec::with_capacity(records),
+            passed: Vec::with_capacity(records),
+            last_pass_timestamp: None,
+            errors: Vec::new(),
+        }
     }
 
     /// The output handle for the input record at `index`.
@@ -87,36 +107,68 @@ impl Outputs {
     }
 
     /// Where the outputs stand, to roll back to when an input fails halfway.
-    pub(crate) fn mark(&self) -> OutputMark {
-        self.writer.mark()
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { writer: self.writer.mark(), passed: self.passed.len() }
     }
 
-    pub(crate) fn rollback(&mut self, mark: OutputMark) {
-        self.writer.rollback(mark);
+    pub(crate) fn rollback(&mut self, mark: Mark) {
+        self.writer.rollback(mark.writer);
         self.forwarded.truncate(self.writer.len());
+        self.passed.truncate(mark.passed);
     }
 
-    /// The outputs with their forwarded parts left out, and the flags that name them.
-    pub(crate) fn finish(self) -> (wit::OutputBatch, Vec<u32>) {
-        (crate::layout::output_batch(self.writer.finish(), self.errors), self.forwarded)
+    /// The written outputs with their forwarded parts left out, the flags that name them, and
+    /// the inputs passed on whole.
+    pub(crate) fn finish(self) -> Finished {
+        Finished { outputs: crate::layout::output_batch(self.writer.finish(), self.errors), forwarded: self.forwarded, passed: self.passed }
     }
 
     fn push<'h>(&mut self, output: OutputRef<'_>, headers: impl IntoIterator<Item = (&'h str, &'h [u8])>, forwarded: u32) {
+        self.write_out_pass_of(output.input);
         self.writer.push(output, headers);
         self.forwarded.push(forwarded);
     }
+
+    /// Input `input` forwarded whole: passed, unless it is passed already (it gets a second
+    /// output), when both are written.
+    fn forward_whole(&mut self, input: u32, timestamp: Option<i64>) {
+        if self.passed.last() == Some(&input) {
+            self.write_out_pass_of(input);
+            self.writer.push_forwarded(input, timestamp);
+            self.forwarded.push(FORWARD_ALL);
+        } else {
+            self.passed.push(input);
+            self.last_pass_timestamp = timestamp;
+        }
+    }
+
+    /// A pass stands only for an input's one output; when that input gets another, the pass is
+    /// written out as a forwarded output first, so that the two keep their order.
+    fn write_out_pass_of(&mut self, input: u32) {
+        if self.passed.last() == Some(&input) {
+            self.passed.pop();
+            self.writer.push_forwarded(input, self.last_pass_timestamp);
+            self.forwarded.push(FORWARD_ALL);
+        }
+    }
+}
+
+/// One batch's outputs as [`Outputs::finish`] leaves them.
+pub(crate) struct Finished {
+    pub(crate) outputs: wit::OutputBatch,
+    pub(crate) forwarded: Vec<u32>,
+    pub(crate) passed: Vec<u32>,
 }
 
 impl Output<'_> {
     /// Sends the input record on unchanged (key, value, headers, timestamp).
     ///
     /// When `record` is this handle's input (the record [`crate::Transform::transform`] got
-    /// with it), only its timestamp is written: the host takes the rest from the batch it
-    /// sent. Another record of the batch is copied.
+    /// with it), nothing is written: the input is listed as passed, and the host takes the
+    /// record from the batch it sent. Another record of the batch is copied.
     pub fn forward(&mut self, record: &Record<'_>) {
         if record.index() == self.input {
-            self.outputs.writer.push_forwarded(self.input, record.timestamp());
-            self.outputs.forwarded.push(FORWARD_ALL);
+            self.outputs.forward_whole(self.input, record.timestamp());
         } else {
             self.copy(record, record.value());
         }
@@ -153,5 +205,75 @@ impl Output<'_> {
     /// The index of the input this output handle belongs to.
     pub fn input(&self) -> u32 {
         self.input
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use turnpike_batch_layout::FORWARD_ALL;
+
+    use crate::testing::{self, input_batch};
+    use crate::transform::run_batch_passing;
+    use crate::{ConfigError, NewRecord, NoConfig, Output, Record, RecordError, TestRecord, Transform};
+
+    /// Per record, by value: `pass` forwards, `twice` forwards twice, `pass+emit` forwards then
+    /// emits, `emit+pass` the other way round, `pass+fail` forwards then fails.
+    struct Script;
+
+    impl Transform for Script {
+        type Config = NoConfig;
+        fn create(_: NoConfig) -> Result<Self, ConfigError> {
+            Ok(Script)
+        }
+        fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+            let emit = |out: &mut Output<'_>| out.emit(NewRecord::new().value("made"));
+            match record.value() {
+                Some(b"pass") => out.forward(record),
+                Some(b"twice") => (0..2).for_each(|_| out.forward(record)),
+                Some(b"pass+emit") => {
+                    out.forward(record);
+                    emit(out);
+                }
+                Some(b"emit+pass") => {
+                    emit(out);
+                    out.forward(record);
+                }
+                Some(b"pass+fail") => {
+                    out.forward(record);
+                    return Err(RecordError::invalid("no"));
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+
+    fn inputs(values: &[&str]) -> Vec<TestRecord> {
+        values.iter().map(|v| TestRecord::value(*v)).collect()
+    }
+
+    /// An input forwarded whole as its one output is only listed; nothing is written for it.
+    #[test]
+    fn an_input_forwarded_whole_is_listed_not_written() {
+        let batch = input_batch(inputs(&["pass", "drop", "pass+fail", "pass"]));
+        let Ok(out) = run_batch_passing(&mut Script, &batch) else { panic!("no batch error") };
+        assert_eq!(out.passed, [0, 3], "the failed input's pass is rolled back with it");
+        assert!(out.outputs.records.is_empty() && out.forwarded.is_empty() && out.outputs.data.is_empty());
+        assert_eq!(out.outputs.errors.len(), 1);
+    }
+
+    /// An input with more than one output is written out, each output in the order it was
+    /// sent, whichever came first.
+    #[test]
+    fn an_input_with_more_outputs_keeps_their_order() {
+        let values = ["twice", "pass+emit", "emit+pass", "pass"];
+        let batch = input_batch(inputs(&values));
+        let Ok(out) = run_batch_passing(&mut Script, &batch) else { panic!("no batch error") };
+        assert_eq!(out.passed, [2, 3], "after its emitted output, input 2's forward can stay a pass");
+        assert_eq!(out.forwarded, [FORWARD_ALL, FORWARD_ALL, FORWARD_ALL, 0, 0]);
+        let read = testing::run(&mut Script, inputs(&values)).expect("no batch error");
+        let outputs: Vec<_> = read.outputs.iter().map(|o| (o.input, String::from_utf8(o.value.clone().unwrap()).unwrap())).collect();
+        let o = |i: u32, v: &str| (i, v.to_owned());
+        assert_eq!(outputs, [o(0, "twice"), o(0, "twice"), o(1, "pass+emit"), o(1, "made"), o(2, "made"), o(2, "emit+pass"), o(3, "pass")]);
     }
 }

@@ -4,11 +4,12 @@ use std::cell::{OnceCell, RefCell};
 
 use serde::de::DeserializeOwned;
 
-use turnpike_batch_layout::{resolve_forwarded, InputView, OutputParts};
+use turnpike_batch_layout::{merge_passed, resolve_forwarded, InputView, LayoutError, OutputParts, PassParts};
 
 use crate::bindings::exports::turnpike::plugin::lazy_transform as lazy;
+use crate::bindings::exports::turnpike::plugin::passing_transform as passing;
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::output::Outputs;
+use crate::output::{Finished, Outputs};
 use crate::{parse_config, Batch, ConfigError, Output, Record, RecordError};
 
 /// A single-message transform.
@@ -46,23 +47,39 @@ pub trait Transform: Sized + 'static {
 }
 
 /// Runs one batch through a transform: the whole per-batch path except the component-model
-/// boundary, with forwarded parts named, not copied, for a batch that came with its bytes.
-pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
-    let (outputs, forwarded) = run_outputs(transform, Batch::sent(batch))?;
-    Ok(lazy::ForwardingBatch { outputs, forwarded })
+/// boundary, for a batch that came with its bytes, as a `passing-transform` returns it: inputs
+/// forwarded whole as their one output listed in `passed`, other forwarded parts named, not
+/// copied.
+pub fn run_batch_passing<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<passing::PassingBatch, wit::PluginError> {
+    let Finished { outputs, forwarded, passed } = run_outputs(transform, Batch::sent(batch))?;
+    Ok(passing::PassingBatch { outputs, forwarded, passed })
 }
 
-/// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`, the one
-/// export of every SDK transform): `fetch` gets them from the host (`batch-input.batch-data`)
+/// [`run_batch_passing`] with the passed inputs written out as forwarded outputs, as a
+/// `0.1.5` host (`lazy-transform`) expects them.
+pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
+    forwarding(run_outputs(transform, Batch::sent(batch))?, batch)
+}
+
+/// [`run_batch_passing`] for a batch that came without its bytes (`passing-transform`, the
+/// export a `0.1.6` host calls): `fetch` gets them from the host (`batch-input.batch-data`)
 /// the first time a record's key, value or headers are read, and not at all if none is.
+pub fn run_batch_lazy_passing<T: Transform>(transform: &mut T, batch: &wit::InputBatch, fetch: fn() -> Vec<u8>) -> Result<passing::PassingBatch, wit::PluginError> {
+    let fetched = OnceCell::new();
+    let Finished { outputs, forwarded, passed } = run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?;
+    Ok(passing::PassingBatch { outputs, forwarded, passed })
+}
+
+/// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`, the
+/// export a `0.1.5` host calls).
 pub fn run_batch_lazy<T: Transform>(transform: &mut T, batch: &wit::InputBatch, fetch: fn() -> Vec<u8>) -> Result<lazy::ForwardingBatch, wit::PluginError> {
     let fetched = OnceCell::new();
-    let (outputs, forwarded) = run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?;
-    Ok(lazy::ForwardingBatch { outputs, forwarded })
+    forwarding(run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?, batch)
 }
 
-/// The outputs of one batch, with the flags that name their forwarded parts.
-fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<(wit::OutputBatch, Vec<u32>), wit::PluginError> {
+/// The outputs of one batch, with the flags that name their forwarded parts and the inputs
+/// passed on whole.
+fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<Finished, wit::PluginError> {
     // Room for every output's own bytes: at most a new value per record, usually less (a lazy
     // batch's bytes are not known up front, so its outputs grow as they are written).
     let mut outputs = Outputs::with_capacity(batch.len(), batch.sent_bytes());
@@ -72,15 +89,26 @@ fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<(wit
     }
 }
 
-/// [`run_batch_forwarding`] with the forwarded parts copied in, as the host does: what
-/// [`crate::testing`] and the benchmarks' native side read.
+/// Passed inputs written out as forwarded outputs, in their places (what the host does with a
+/// `passing-transform`'s result before resolving it).
+fn forwarding(finished: Finished, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
+    let Finished { mut outputs, mut forwarded, passed } = finished;
+    let parts = PassParts { records: &mut outputs.records, timestamps: &mut outputs.timestamps, forwarded: &mut forwarded };
+    merge_passed(parts, &passed, InputView::new(batch)).map_err(sdk_bug)?;
+    Ok(lazy::ForwardingBatch { outputs, forwarded })
+}
+
+/// A batch the SDK itself wrote wrong: no plugin code can cause it.
+fn sdk_bug(e: LayoutError) -> wit::PluginError {
+    wit::PluginError { kind: wit::ErrorKind::Fatal, message: format!("the SDK wrote an output batch it cannot resolve: {e}") }
+}
+
+/// [`run_batch_passing`] with the passed inputs and forwarded parts copied in, as the host
+/// does: what [`crate::testing`] and the benchmarks' native side read.
 pub fn run_batch<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<wit::OutputBatch, wit::PluginError> {
     let lazy::ForwardingBatch { mut outputs, forwarded } = run_batch_forwarding(transform, batch)?;
     let parts = OutputParts { data: &mut outputs.data, records: &mut outputs.records, headers: &mut outputs.headers };
-    resolve_forwarded(parts, &forwarded, InputView::new(batch), usize::MAX).map_err(|e| wit::PluginError {
-        kind: wit::ErrorKind::Fatal,
-        message: format!("the SDK wrote an output batch it cannot resolve: {e}"),
-    })?;
+    resolve_forwarded(parts, &forwarded, InputView::new(batch), usize::MAX).map_err(sdk_bug)?;
     Ok(outputs)
 }
 
@@ -89,9 +117,23 @@ fn create_transform<T: Transform>(config: &str) -> Result<RefCell<T>, wit::Confi
     parse_config::<T::Config>(config).and_then(T::create).map(RefCell::new).map_err(ConfigError::into_wit)
 }
 
-/// The component-model resource wrapping a user's transform (`lazy-transform`, which hosts
-/// since `0.1.5` call). Resource methods take `&self`; one instance is only ever called by one
-/// host task at a time, so a `RefCell` suffices.
+/// The component-model resource wrapping a user's transform for `passing-transform`, which
+/// hosts since `0.1.6` call. Resource methods take `&self`; one instance is only ever called by
+/// one host task at a time, so a `RefCell` suffices.
+#[doc(hidden)]
+pub struct PassingTransformResource<T>(RefCell<T>);
+
+impl<T: Transform> passing::GuestTransformer for PassingTransformResource<T> {
+    fn create(config: String) -> Result<passing::Transformer, wit::ConfigError> {
+        Ok(passing::Transformer::new(PassingTransformResource(create_transform::<T>(&config)?)))
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<passing::PassingBatch, wit::PluginError> {
+        run_batch_lazy_passing(&mut *self.0.borrow_mut(), &batch, crate::bindings::turnpike::plugin::batch_input::batch_data)
+    }
+}
+
+/// The same for `lazy-transform`, which `0.1.5` hosts call (a host calls one of the two).
 #[doc(hidden)]
 pub struct LazyTransformResource<T>(RefCell<T>);
 

@@ -2,11 +2,13 @@
 //! unchanged, except records whose value contains `marker` (every record when no marker is
 //! set), on which it commits its `fault`. The faults of its forwarded outputs (bad flags,
 //! a part both forwarded and written, one input forwarded `copies` times) corrupt the batch
-//! the SDK built, whatever the marker: no SDK writes them, so only a fixture can.
+//! the SDK built, whatever the marker: no SDK writes them, so only a fixture can. So do the
+//! faults of its passed inputs (out of order, out of range).
 
 use std::cell::RefCell;
 
 use turnpike_sdk::bindings::exports::turnpike::plugin::lazy_transform as lazy;
+use turnpike_sdk::bindings::exports::turnpike::plugin::passing_transform as passing;
 use turnpike_sdk::bindings::turnpike::plugin::batch_input;
 use turnpike_sdk::bindings::turnpike::plugin::types as wit;
 use turnpike_sdk::prelude::*;
@@ -34,6 +36,10 @@ enum Fault {
     ForwardedAndWritten,
     /// Forwarding: the first input forwarded whole `copies` times, and nothing else.
     ForwardCopies,
+    /// Passing: the passed inputs in decreasing order.
+    PassOutOfOrder,
+    /// Passing: an input the batch does not have passed after the others.
+    PassOutOfRange,
 }
 
 #[derive(Deserialize)]
@@ -96,7 +102,7 @@ impl Transform for Faulty {
                 std::hint::black_box(Box::leak(vec![1u8; 1 << 20].into_boxed_slice()));
                 out.forward(record);
             }
-            Fault::UnknownFlag | Fault::MissingFlag | Fault::ForwardedAndWritten | Fault::ForwardCopies => out.forward(record),
+            Fault::UnknownFlag | Fault::MissingFlag | Fault::ForwardedAndWritten | Fault::ForwardCopies | Fault::PassOutOfOrder | Fault::PassOutOfRange => out.forward(record),
             Fault::HugeOutput => {
                 let chunk = vec![7u8; 1 << 20];
                 for _ in 0..self.output_mib {
@@ -115,13 +121,43 @@ fn spin() -> ! {
     }
 }
 
-/// The transform export: the SDK's batch, then the configured corruption.
+fn create_faulty(config: &str) -> Result<RefCell<Faulty>, wit::ConfigError> {
+    let faulty = turnpike_sdk::parse_config::<Config>(config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
+    Ok(RefCell::new(faulty))
+}
+
+/// The transform export a host since `0.1.6` calls: the SDK's batch, then the configured
+/// corruption. The faults of forwarded outputs need written rows, so for them every input is
+/// written out (the batch a `0.1.5` host gets), and none passed.
+struct CorruptPassing(RefCell<Faulty>);
+
+impl passing::GuestTransformer for CorruptPassing {
+    fn create(config: String) -> Result<passing::Transformer, wit::ConfigError> {
+        Ok(passing::Transformer::new(CorruptPassing(create_faulty(&config)?)))
+    }
+
+    fn transform(&self, batch: wit::InputBatch) -> Result<passing::PassingBatch, wit::PluginError> {
+        let mut faulty = self.0.borrow_mut();
+        if let Fault::PassOutOfOrder | Fault::PassOutOfRange = faulty.fault {
+            let mut out = turnpike_sdk::__private::run_batch_lazy_passing(&mut *faulty, &batch, batch_input::batch_data)?;
+            match faulty.fault {
+                Fault::PassOutOfOrder => out.passed.reverse(),
+                _ => out.passed.push(out.passed.len() as u32 + 1_000),
+            }
+            return Ok(out);
+        }
+        let mut out = turnpike_sdk::__private::run_batch_lazy(&mut *faulty, &batch, batch_input::batch_data)?;
+        corrupt(faulty.fault, faulty.copies, &mut out);
+        Ok(passing::PassingBatch { outputs: out.outputs, forwarded: out.forwarded, passed: Vec::new() })
+    }
+}
+
+/// The transform export a `0.1.5` host calls: the SDK's batch, then the configured corruption.
 struct CorruptLazy(RefCell<Faulty>);
 
 impl lazy::GuestTransformer for CorruptLazy {
     fn create(config: String) -> Result<lazy::Transformer, wit::ConfigError> {
-        let faulty = turnpike_sdk::parse_config::<Config>(&config).and_then(Faulty::create).map_err(|e| wit::ConfigError { key: e.key, message: e.message })?;
-        Ok(lazy::Transformer::new(CorruptLazy(RefCell::new(faulty))))
+        Ok(lazy::Transformer::new(CorruptLazy(create_faulty(&config)?)))
     }
 
     fn transform(&self, batch: wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
@@ -168,6 +204,10 @@ struct FaultyPlugin;
 
 impl lazy::Guest for FaultyPlugin {
     type Transformer = CorruptLazy;
+}
+
+impl passing::Guest for FaultyPlugin {
+    type Transformer = CorruptPassing;
 }
 
 turnpike_sdk::bindings::export_transform_world!(FaultyPlugin with_types_in turnpike_sdk::bindings);
