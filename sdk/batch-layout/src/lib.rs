@@ -35,7 +35,7 @@ mod writer;
 pub use columns::{InputColumns, OutputColumns, SourceColumns};
 pub use error::{BatchKind, LayoutError};
 pub use forward::{resolve_forwarded, OutputParts, FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY, FORWARD_VALUE};
-pub use pass::{merge_passed, PassParts};
+pub use pass::{merge_passed, passed_row, passed_timestamp, PassParts};
 pub use record::{OutputRef, RecordRef, Source, SourceRef};
 pub use span::{bytes, optional, span, Headers};
 pub use validate::{is_valid_topic_name, validate_headers, validate_output, validate_source, validate_topics};

@@ -79,11 +79,19 @@ fn check_passed(passed: &[u32], inputs: usize) -> Result<(), LayoutError> {
 }
 
 /// The forwarded row of input `i` passed on whole: its parts are left for resolving, its
-/// timestamp is the input's, its topic the connector's.
+/// topic is the connector's.
+pub fn passed_row(i: u32) -> [u32; OUTPUT_STRIDE] {
+    [i, 0, ABSENT, 0, ABSENT, 0, 0, ABSENT]
+}
+
+/// The timestamp of input `i` passed on whole: the input's, from the batch's `positions`.
+pub fn passed_timestamp(positions: &[i64], i: u32) -> i64 {
+    positions.get(i as usize * POSITION_STRIDE + 1).copied().unwrap_or(NO_TIMESTAMP)
+}
+
 fn push_pass(records: &mut Vec<u32>, timestamps: &mut Vec<i64>, i: u32, input: InputView<'_>) {
-    records.extend_from_slice(&[i, 0, ABSENT, 0, ABSENT, 0, 0, ABSENT]);
-    let timestamp = input.positions.get(i as usize * POSITION_STRIDE + 1).copied().unwrap_or(NO_TIMESTAMP);
-    timestamps.push(timestamp);
+    records.extend_from_slice(&passed_row(i));
+    timestamps.push(passed_timestamp(input.positions, i));
 }
 
 #[cfg(test)]

@@ -62,6 +62,7 @@ pub mod http;
 mod layout;
 pub mod log;
 mod output;
+mod passes;
 mod record;
 mod sink;
 mod source;

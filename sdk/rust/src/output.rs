@@ -1,8 +1,9 @@
 //! Building a transform's output batch: zero or more records per input.
 
-use turnpike_batch_layout::{OutputMark, OutputRef, OutputWriter, FORWARD_ALL, FORWARD_HEADERS, FORWARD_KEY};
+use turnpike_batch_layout::{OutputMark, OutputRef, OutputWriter, FORWARD_HEADERS, FORWARD_KEY};
 
 use crate::bindings::turnpike::plugin::types as wit;
+use crate::passes::Passes;
 use crate::{Record, RecordError};
 
 /// All outputs of one batch. [`crate::Transform::transform_batch`] gets it whole; per-record
@@ -17,12 +18,8 @@ pub struct Outputs {
     writer: OutputWriter,
     /// One flag word per written output: which parts are its input's own.
     forwarded: Vec<u32>,
-    /// Inputs passed on whole, increasing; each placed after the written outputs of inputs up
-    /// to its own (see `turnpike_batch_layout::merge_passed`).
-    passed: Vec<u32>,
-    /// The timestamp of the last passed input, to write it out if that input gets another
-    /// output after all.
-    last_pass_timestamp: Option<i64>,
+    /// Inputs passed on whole.
+    passes: Passes,
     errors: Vec<wit::RecordError>,
 }
 
@@ -90,8 +87,7 @@ impl Outputs {
         Self {
             writer: OutputWriter::with_capacity(records, bytes),
             forwarded: Vec::with_capacity(records),
-            passed: Vec::with_capacity(records),
-            last_pass_timestamp: None,
+            passes: Passes::with_capacity(records),
             errors: Vec::new(),
         }
     }
@@ -108,48 +104,29 @@ impl Outputs {
 
     /// Where the outputs stand, to roll back to when an input fails halfway.
     pub(crate) fn mark(&self) -> Mark {
-        Mark { writer: self.writer.mark(), passed: self.passed.len() }
+        Mark { writer: self.writer.mark(), passed: self.passes.len() }
     }
 
     pub(crate) fn rollback(&mut self, mark: Mark) {
         self.writer.rollback(mark.writer);
         self.forwarded.truncate(self.writer.len());
-        self.passed.truncate(mark.passed);
+        self.passes.truncate(mark.passed);
     }
 
     /// The written outputs with their forwarded parts left out, the flags that name them, and
-    /// the inputs passed on whole.
-    pub(crate) fn finish(self) -> Finished {
-        Finished { outputs: crate::layout::output_batch(self.writer.finish(), self.errors), forwarded: self.forwarded, passed: self.passed }
+    /// the inputs passed on whole (or, if listing them would change the outputs' order, none:
+    /// see [`Passes::finish`]). `positions` is the batch's column of that name.
+    pub(crate) fn finish(self, positions: &[i64]) -> Finished {
+        let mut outputs = crate::layout::output_batch(self.writer.finish(), self.errors);
+        let mut forwarded = self.forwarded;
+        let passed = self.passes.finish(&mut outputs.records, &mut outputs.timestamps, &mut forwarded, positions);
+        Finished { outputs, forwarded, passed }
     }
 
     fn push<'h>(&mut self, output: OutputRef<'_>, headers: impl IntoIterator<Item = (&'h str, &'h [u8])>, forwarded: u32) {
-        self.write_out_pass_of(output.input);
+        self.passes.sent(output.input);
         self.writer.push(output, headers);
         self.forwarded.push(forwarded);
-    }
-
-    /// Input `input` forwarded whole: passed, unless it is passed already (it gets a second
-    /// output), when both are written.
-    fn forward_whole(&mut self, input: u32, timestamp: Option<i64>) {
-        if self.passed.last() == Some(&input) {
-            self.write_out_pass_of(input);
-            self.writer.push_forwarded(input, timestamp);
-            self.forwarded.push(FORWARD_ALL);
-        } else {
-            self.passed.push(input);
-            self.last_pass_timestamp = timestamp;
-        }
-    }
-
-    /// A pass stands only for an input's one output; when that input gets another, the pass is
-    /// written out as a forwarded output first, so that the two keep their order.
-    fn write_out_pass_of(&mut self, input: u32) {
-        if self.passed.last() == Some(&input) {
-            self.passed.pop();
-            self.writer.push_forwarded(input, self.last_pass_timestamp);
-            self.forwarded.push(FORWARD_ALL);
-        }
     }
 }
 
@@ -165,10 +142,12 @@ impl Output<'_> {
     ///
     /// When `record` is this handle's input (the record [`crate::Transform::transform`] got
     /// with it), nothing is written: the input is listed as passed, and the host takes the
-    /// record from the batch it sent. Another record of the batch is copied.
+    /// record from the batch it sent (or, if that would change the order of the batch's
+    /// outputs, only its timestamp is written). Another record of the batch is copied.
     pub fn forward(&mut self, record: &Record<'_>) {
         if record.index() == self.input {
-            self.outputs.forward_whole(self.input, record.timestamp());
+            let written = self.outputs.writer.len();
+            self.outputs.passes.pass(self.input, written);
         } else {
             self.copy(record, record.value());
         }
@@ -262,18 +241,55 @@ mod tests {
         assert_eq!(out.outputs.errors.len(), 1);
     }
 
-    /// An input with more than one output is written out, each output in the order it was
-    /// sent, whichever came first.
+    /// An input's written outputs before its pass keep the listing; an output after its pass
+    /// (or a second forward) would be placed before it by the host, so then every pass is
+    /// written out where it was sent: each output in the order it was sent.
     #[test]
-    fn an_input_with_more_outputs_keeps_their_order() {
-        let values = ["twice", "pass+emit", "emit+pass", "pass"];
-        let batch = input_batch(inputs(&values));
+    fn outputs_keep_the_order_they_were_sent_in() {
+        let batch = input_batch(inputs(&["emit+pass", "pass"]));
         let Ok(out) = run_batch_passing(&mut Script, &batch) else { panic!("no batch error") };
-        assert_eq!(out.passed, [2, 3], "after its emitted output, input 2's forward can stay a pass");
-        assert_eq!(out.forwarded, [FORWARD_ALL, FORWARD_ALL, FORWARD_ALL, 0, 0]);
+        assert_eq!((out.passed, out.forwarded), (vec![0, 1], vec![0]), "input 0's emitted output, then the passes");
+
+        let values = ["twice", "pass+emit", "emit+pass", "pass"];
+        let Ok(out) = run_batch_passing(&mut Script, &input_batch(inputs(&values))) else { panic!("no batch error") };
+        assert!(out.passed.is_empty());
+        assert_eq!(out.forwarded, [FORWARD_ALL, FORWARD_ALL, FORWARD_ALL, 0, 0, FORWARD_ALL, FORWARD_ALL]);
         let read = testing::run(&mut Script, inputs(&values)).expect("no batch error");
         let outputs: Vec<_> = read.outputs.iter().map(|o| (o.input, String::from_utf8(o.value.clone().unwrap()).unwrap())).collect();
         let o = |i: u32, v: &str| (i, v.to_owned());
         assert_eq!(outputs, [o(0, "twice"), o(0, "twice"), o(1, "pass+emit"), o(1, "made"), o(2, "made"), o(2, "emit+pass"), o(3, "pass")]);
+    }
+
+    /// Forwards every record, last first: a plugin's own loop may send outputs in any order.
+    struct Reversed;
+
+    impl Transform for Reversed {
+        type Config = NoConfig;
+        fn create(_: NoConfig) -> Result<Self, ConfigError> {
+            Ok(Reversed)
+        }
+        fn transform(&mut self, record: &Record<'_>, out: &mut Output<'_>) -> Result<(), RecordError> {
+            out.forward(record);
+            Ok(())
+        }
+        fn transform_batch(&mut self, batch: crate::Batch<'_>, outputs: &mut crate::Outputs) -> Result<(), RecordError> {
+            let records: Vec<_> = batch.records().collect();
+            for record in records.iter().rev() {
+                self.transform(record, &mut outputs.for_input(record.index()))?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Listed, the passes would be refused by the host (not in increasing order); written out,
+    /// they keep the order sent, as before contract 0.1.6.
+    #[test]
+    fn passes_sent_out_of_input_order_are_written_out_in_that_order() {
+        let values = ["a", "b", "c"];
+        let Ok(out) = run_batch_passing(&mut Reversed, &input_batch(inputs(&values))) else { panic!("no batch error") };
+        assert!(out.passed.is_empty());
+        let read = testing::run(&mut Reversed, inputs(&values)).expect("no batch error");
+        let outputs: Vec<_> = read.outputs.iter().map(|o| (o.input, o.value.clone().unwrap())).collect();
+        assert_eq!(outputs, [(2, b"c".to_vec()), (1, b"b".to_vec()), (0, b"a".to_vec())]);
     }
 }

@@ -58,6 +58,11 @@ impl<'a> Batch<'a> {
         self.inner.data.len()
     }
 
+    /// Two `s64`s per record: offset and timestamp (`wit/types.wit`).
+    pub(crate) fn positions(&self) -> &'a [i64] {
+        &self.inner.positions
+    }
+
     /// The columns, for reading anything but bytes (a lazy batch's `data` is empty here).
     fn columns(&self) -> InputView<'a> {
         InputView::new(self.inner)

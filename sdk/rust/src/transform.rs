@@ -84,7 +84,7 @@ fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<Fini
     // batch's bytes are not known up front, so its outputs grow as they are written).
     let mut outputs = Outputs::with_capacity(batch.len(), batch.sent_bytes());
     match transform.transform_batch(batch, &mut outputs) {
-        Ok(()) => Ok(outputs.finish()),
+        Ok(()) => Ok(outputs.finish(batch.positions())),
         Err(e) => Err(e.into_wit()),
     }
 }
