@@ -6,14 +6,14 @@
 //! A host whose close stalled never exited after SIGTERM. So a close runs on a thread of its
 //! own and is waited for a bounded time; past it, the client is left behind with a warning
 //! and whoever closed it goes on. A client left behind keeps its threads (and, a consumer,
-//! its group membership) until the process exits: the warning counts them.
+//! its group membership) until its close ends, if ever: the warning counts those still closing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Clients whose close did not finish in time, since the process started.
+/// Clients left behind whose close has not ended (yet).
 static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
 
 /// How long a close is waited for. A healthy one takes milliseconds, and about 5 s against a
@@ -57,8 +57,24 @@ const DEADLINE_CHECK: Duration = Duration::from_millis(100);
 /// `deadline` if that is set sooner, even while waiting. Past that the client is left behind,
 /// still closing, and a warning says so. Returns whether it finished closing.
 pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Duration, deadline: &CloseDeadline) -> bool {
+    close_counted(client, what, wait, deadline, &LEFT_BEHIND)
+}
+
+/// Where a close stands, between the thread that closes and the caller that waits for it.
+const WAITED_FOR: u8 = 0;
+const FINISHED: u8 = 1;
+const LEFT: u8 = 2;
+
+/// [`close_within`], counting the clients left behind and still closing in `still_closing`.
+fn close_counted<T: Send + 'static>(client: T, what: &str, wait: Duration, deadline: &CloseDeadline, still_closing: &'static AtomicUsize) -> bool {
     let (finished, closed) = mpsc::channel::<()>();
+    let state = Arc::new(AtomicU8::new(WAITED_FOR));
+    let ended = state.clone();
     if !spawn_close(client, what, move || {
+        // A close left behind that ends after all is no longer counted.
+        if ended.swap(FINISHED, Ordering::AcqRel) == LEFT {
+            still_closing.fetch_sub(1, Ordering::Relaxed);
+        }
         let _ = finished.send(());
     }) {
         return true;
@@ -67,8 +83,14 @@ pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Durat
     loop {
         let left = deadline.bound(wait.saturating_sub(began.elapsed()));
         if left.is_zero() {
-            let left_behind = LEFT_BEHIND.fetch_add(1, Ordering::Relaxed) + 1;
-            tracing::warn!(waited = ?began.elapsed(), left_behind, "closing the {what} did not finish in time; it is left behind, still closing, and this host goes on without it");
+            // Counted before it is marked left behind, so that an end right after never
+            // takes away a count not yet added.
+            let count = still_closing.fetch_add(1, Ordering::Relaxed) + 1;
+            if state.compare_exchange(WAITED_FOR, LEFT, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                still_closing.fetch_sub(1, Ordering::Relaxed);
+                return true; // It ended just now.
+            }
+            tracing::warn!(waited = ?began.elapsed(), still_closing = count, "closing the {what} did not finish in time; it is left behind, still closing, and this host goes on without it");
             return false;
         }
         match closed.recv_timeout(left.min(DEADLINE_CHECK)) {
@@ -79,10 +101,13 @@ pub(crate) fn close_within<T: Send + 'static>(client: T, what: &str, wait: Durat
     }
 }
 
-/// Drops `client` on a new thread, left behind: for a client that can never finish closing.
+/// Drops `client` on a new thread, left behind: for a client that may never finish closing.
 pub(crate) fn close_left_behind<T: Send + 'static>(client: T, what: &str) {
-    if spawn_close(client, what, || {}) {
-        LEFT_BEHIND.fetch_add(1, Ordering::Relaxed);
+    LEFT_BEHIND.fetch_add(1, Ordering::Relaxed);
+    if !spawn_close(client, what, || {
+        LEFT_BEHIND.fetch_sub(1, Ordering::Relaxed);
+    }) {
+        LEFT_BEHIND.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -154,6 +179,26 @@ mod tests {
         assert!(waited >= Duration::from_millis(400) && waited < Duration::from_secs(3), "waited {waited:?}");
         setter.join().expect("setter");
         drop(release);
+    }
+
+    /// A close left behind is counted while it goes on, and no longer once it ends (the
+    /// warning's count said more were closing than were).
+    #[test]
+    fn a_close_left_behind_is_counted_until_it_ends() {
+        static STILL_CLOSING: AtomicUsize = AtomicUsize::new(0);
+        let (release, stalls) = mpsc::channel();
+        assert!(!close_counted(StallingClient(stalls), "test client", Duration::from_millis(100), &CloseDeadline::default(), &STILL_CLOSING));
+        assert_eq!(STILL_CLOSING.load(Ordering::Relaxed), 1);
+        drop(release);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while STILL_CLOSING.load(Ordering::Relaxed) != 0 {
+            assert!(Instant::now() < deadline, "the close ended but is still counted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (release, stalls) = mpsc::channel::<()>();
+        drop(release);
+        assert!(close_counted(StallingClient(stalls), "test client", Duration::from_secs(10), &CloseDeadline::default(), &STILL_CLOSING));
+        assert_eq!(STILL_CLOSING.load(Ordering::Relaxed), 0, "a close that ended in time is never counted");
     }
 
     #[test]

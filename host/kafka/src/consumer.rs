@@ -28,6 +28,11 @@ pub struct ConsumerOptions {
     pub taken: Arc<PartitionsTaken>,
     /// Bounds the wait for this consumer's close once its host shuts down.
     pub close_deadline: Arc<CloseDeadline>,
+    /// Whether the task reads the partitions assigned and revoked
+    /// ([`Consumer::take_partition_changes`]; a sink does, to open and flush per partition).
+    /// Otherwise they are not kept: nobody would take them, and they would pile up, one entry
+    /// per rebalance, for the consumer's whole life.
+    pub keep_partition_changes: bool,
 }
 
 /// A record just consumed, borrowed from the client's buffer.
@@ -195,7 +200,7 @@ impl Consumer {
             .set("auto.offset.reset", &options.start_from)
             .set("enable.auto.commit", "false")
             .set("enable.auto.offset.store", "false");
-        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, taken: options.taken.clone(), ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
+        let inner: StreamConsumer<GroupContext> = config.create_with_context(GroupContext { health, taken: options.taken.clone(), keeps_changes: options.keep_partition_changes, ..GroupContext::default() }).map_err(|source| KafkaError::Client { role: "consumer", source })?;
         let topics: Vec<&str> = options.topics.iter().map(String::as_str).collect();
         inner
             .subscribe(&topics)
@@ -295,7 +300,8 @@ impl Consumer {
         self.inner().resume(&assigned).map_err(KafkaError::Pause)
     }
 
-    /// Partitions assigned or revoked since the last call, in order.
+    /// Partitions assigned or revoked since the last call, in order; always none unless the
+    /// consumer was made with [`ConsumerOptions::keep_partition_changes`].
     pub fn take_partition_changes(&self) -> Vec<PartitionChange> {
         std::mem::take(&mut *self.inner().context().changes.lock().unwrap_or_else(|p| p.into_inner()))
     }

@@ -48,6 +48,8 @@ pub struct GroupContext {
     /// its session wakes with offsets from before).
     pub(crate) floors: Mutex<std::collections::HashMap<(String, i32), i64>>,
     pub(crate) changes: Mutex<Vec<PartitionChange>>,
+    /// Whether `changes` are kept ([`crate::ConsumerOptions::keep_partition_changes`]).
+    pub(crate) keeps_changes: bool,
     /// Whether the client reaches a broker (errors reported outside reads land here too).
     pub(crate) health: Arc<BrokerHealth>,
     /// Set when the consumer starts closing: an assignment that arrives then is not recorded
@@ -57,6 +59,15 @@ pub struct GroupContext {
     pub(crate) closing: AtomicBool,
     /// What the group took from this consumer ([`crate::ConsumerOptions::taken`]).
     pub(crate) taken: Arc<PartitionsTaken>,
+}
+
+impl GroupContext {
+    /// Keeps a change for the task, if it takes them.
+    fn record(&self, change: PartitionChange) {
+        if self.keeps_changes {
+            self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(change);
+        }
+    }
 }
 
 impl ClientContext for GroupContext {
@@ -90,7 +101,7 @@ impl ConsumerContext for GroupContext {
         // them already and reads from its own commits; committing here could move them back.
         if lost {
             tracing::warn!(partitions = ?revoked, "partitions lost (the group went on without this member); their offsets are not committed here");
-            self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
+            self.record(PartitionChange::Revoked(revoked));
             return;
         }
         let floors = self.floors.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -110,7 +121,7 @@ impl ConsumerContext for GroupContext {
             }
         }
         tracing::info!(partitions = ?revoked, commit_ms = started.elapsed().as_millis() as u64, "partitions revoked");
-        self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Revoked(revoked));
+        self.record(PartitionChange::Revoked(revoked));
     }
 
     fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
@@ -137,7 +148,7 @@ impl ConsumerContext for GroupContext {
                 Err(e) => tracing::warn!(error = %e, "could not read the committed offsets of newly assigned partitions"),
             }
             tracing::info!(partitions = ?assigned, committed_read_ms = started.elapsed().as_millis() as u64, "partitions assigned");
-            self.changes.lock().unwrap_or_else(|p| p.into_inner()).push(PartitionChange::Assigned(assigned));
+            self.record(PartitionChange::Assigned(assigned));
         }
     }
 }
@@ -153,7 +164,7 @@ mod tests {
     fn a_closing_consumer_takes_an_assignment_without_asking_the_broker() {
         let (broker, settings) = crate::EmbeddedBroker::with_topic("assigned", 1);
         let mut config = crate::client_config::client_config(&settings);
-        let consumer: BaseConsumer<GroupContext> = config.set("group.id", "closing").create_with_context(GroupContext::default()).expect("consumer");
+        let consumer: BaseConsumer<GroupContext> = config.set("group.id", "closing").create_with_context(GroupContext { keeps_changes: true, ..GroupContext::default() }).expect("consumer");
         broker.stall();
         consumer.context().closing.store(true, Ordering::Relaxed);
         let mut acknowledged_before = Offsets::default();

@@ -280,6 +280,8 @@ pub(crate) fn build_task(shared: &Shared, connector: &Connector, status: &Arc<Li
             topics: connector.topics().iter().map(ToString::to_string).collect(),
             taken: status.measures.partitions_taken.clone(),
             close_deadline: shared.close_deadline.clone(),
+            // Only a sink opens and flushes per partition.
+            keep_partition_changes: matches!(connector.flow(), Flow::Sink { .. }),
         },
         health: health.clone(),
         status: status.clone(),

@@ -77,7 +77,8 @@ async fn the_partitions_the_group_takes_are_counted_and_a_close_is_not() {
     let (_broker, settings) = crate::EmbeddedBroker::with_topic("moving", 4);
     // Each with a count of its own.
     let options = || ConsumerOptions { group_id: "turnpike-moving".into(), start_from: "earliest".into(), topics: vec!["moving".into()], ..Default::default() };
-    let (first_options, second_options) = (options(), options());
+    // Only the second keeps its partition changes, as only a sink's consumer does.
+    let (first_options, second_options) = (options(), ConsumerOptions { keep_partition_changes: true, ..options() });
     let first = Consumer::new(&settings, &first_options).expect("consumer");
     let limits = BatchLimits { records: 100, bytes: usize::MAX, wait: Duration::from_millis(100) };
     async fn poll(consumer: &Consumer, limits: BatchLimits) {
@@ -95,6 +96,10 @@ async fn the_partitions_the_group_takes_are_counted_and_a_close_is_not() {
     }
     let count = |options: &ConsumerOptions| (options.taken.revoked.load(Ordering::Relaxed), options.taken.lost.load(Ordering::Relaxed));
     assert_eq!(count(&first_options), (2, 0), "the two partitions that moved, and no more");
+    let changes = second.take_partition_changes();
+    assert!(matches!(changes.as_slice(), [.., PartitionChange::Assigned(got)] if got.len() == 2), "the second keeps its changes: {changes:?}");
+    let kept = first.inner().context().changes.lock().expect("changes").len();
+    assert_eq!(kept, 0, "a consumer whose task takes no changes keeps none, after three rebalances");
     drop(second);
     assert_eq!(count(&second_options), (0, 0), "a close gives partitions up; the group took none");
     // The first member gets them back: nothing taken from it.
