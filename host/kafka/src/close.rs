@@ -111,18 +111,30 @@ pub(crate) fn close_left_behind<T: Send + 'static>(client: T, what: &str) {
     }
 }
 
-/// Drops `client` on a new thread, then calls `then`. Returns whether the thread started; if
-/// it could not, the client was dropped here, with the refused closure.
+/// Drops `client` on a new thread, then calls `then`, even if the drop panics (the close is
+/// over either way). Returns whether the thread started; if it could not, the client was
+/// dropped here, with the refused closure.
 fn spawn_close<T: Send + 'static>(client: T, what: &str, then: impl FnOnce() + Send + 'static) -> bool {
     let close = move || {
+        let _then = OnEnd(Some(then));
         drop(client);
-        then();
     };
     match std::thread::Builder::new().name("turnpike-close".into()).spawn(close) {
         Ok(_) => true,
         Err(e) => {
             tracing::error!(error = %e, "could not start a thread to close the {what}; closed here");
             false
+        }
+    }
+}
+
+/// Calls its closure when dropped, as a scope ends or unwinds.
+struct OnEnd<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> Drop for OnEnd<F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
         }
     }
 }
@@ -199,6 +211,27 @@ mod tests {
         drop(release);
         assert!(close_counted(StallingClient(stalls), "test client", Duration::from_secs(10), &CloseDeadline::default(), &STILL_CLOSING));
         assert_eq!(STILL_CLOSING.load(Ordering::Relaxed), 0, "a close that ended in time is never counted");
+
+        // A close that ends by panicking has ended too.
+        let (release, stalls) = mpsc::channel();
+        assert!(!close_counted(PanickingClient(stalls), "test client", Duration::from_millis(100), &CloseDeadline::default(), &STILL_CLOSING));
+        assert_eq!(STILL_CLOSING.load(Ordering::Relaxed), 1);
+        drop(release);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while STILL_CLOSING.load(Ordering::Relaxed) != 0 {
+            assert!(Instant::now() < deadline, "the close panicked but is still counted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Blocks its drop until `release` is sent to, or dropped, then panics.
+    struct PanickingClient(mpsc::Receiver<()>);
+
+    impl Drop for PanickingClient {
+        fn drop(&mut self) {
+            let _ = self.0.recv();
+            panic!("the test client's close panics");
+        }
     }
 
     #[test]

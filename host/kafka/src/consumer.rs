@@ -146,7 +146,7 @@ impl Drop for Consumer {
     /// its task goes on (a `STOPPED` connector has left its group), unless it stalls inside
     /// librdkafka ([`crate::close`]): then the task goes on after [`CLOSE_WAIT`] (sooner once
     /// its host shuts down: [`CloseDeadline`]), and the
-    /// stalled member stays in the group until the process exits. After a fatal error the
+    /// stalled member stays in the group until its close ends, if ever. After a fatal error the
     /// close never ends: it is left behind at once, so the task ends and reports the error.
     fn drop(&mut self) {
         let Some(client) = self.client.take() else { return };
