@@ -2,6 +2,7 @@
 
 use turnpike_batch_layout::{OutputMark, OutputRef, OutputWriter, FORWARD_HEADERS, FORWARD_KEY};
 
+use crate::bindings::exports::turnpike::plugin::passing_transform::PassingBatch;
 use crate::bindings::turnpike::plugin::types as wit;
 use crate::passes::Passes;
 use crate::{Record, RecordError};
@@ -116,11 +117,11 @@ impl Outputs {
     /// The written outputs with their forwarded parts left out, the flags that name them, and
     /// the inputs passed on whole (or, if listing them would change the outputs' order, none:
     /// see [`Passes::finish`]). `positions` is the batch's column of that name.
-    pub(crate) fn finish(self, positions: &[i64]) -> Finished {
+    pub(crate) fn finish(self, positions: &[i64]) -> PassingBatch {
         let mut outputs = crate::layout::output_batch(self.writer.finish(), self.errors);
         let mut forwarded = self.forwarded;
         let passed = self.passes.finish(&mut outputs.records, &mut outputs.timestamps, &mut forwarded, positions);
-        Finished { outputs, forwarded, passed }
+        PassingBatch { outputs, forwarded, passed }
     }
 
     fn push<'h>(&mut self, output: OutputRef<'_>, headers: impl IntoIterator<Item = (&'h str, &'h [u8])>, forwarded: u32) {
@@ -128,13 +129,6 @@ impl Outputs {
         self.writer.push(output, headers);
         self.forwarded.push(forwarded);
     }
-}
-
-/// One batch's outputs as [`Outputs::finish`] leaves them.
-pub(crate) struct Finished {
-    pub(crate) outputs: wit::OutputBatch,
-    pub(crate) forwarded: Vec<u32>,
-    pub(crate) passed: Vec<u32>,
 }
 
 impl Output<'_> {

@@ -9,7 +9,7 @@ use turnpike_batch_layout::{merge_passed, resolve_forwarded, InputView, LayoutEr
 use crate::bindings::exports::turnpike::plugin::lazy_transform as lazy;
 use crate::bindings::exports::turnpike::plugin::passing_transform as passing;
 use crate::bindings::turnpike::plugin::types as wit;
-use crate::output::{Finished, Outputs};
+use crate::output::Outputs;
 use crate::{parse_config, Batch, ConfigError, Output, Record, RecordError};
 
 /// A single-message transform.
@@ -51,8 +51,7 @@ pub trait Transform: Sized + 'static {
 /// forwarded whole as their one output listed in `passed`, other forwarded parts named, not
 /// copied.
 pub fn run_batch_passing<T: Transform>(transform: &mut T, batch: &wit::InputBatch) -> Result<passing::PassingBatch, wit::PluginError> {
-    let Finished { outputs, forwarded, passed } = run_outputs(transform, Batch::sent(batch))?;
-    Ok(passing::PassingBatch { outputs, forwarded, passed })
+    run_outputs(transform, Batch::sent(batch))
 }
 
 /// [`run_batch_passing`] with the passed inputs written out as forwarded outputs, as a
@@ -66,8 +65,7 @@ pub fn run_batch_forwarding<T: Transform>(transform: &mut T, batch: &wit::InputB
 /// the first time a record's key, value or headers are read, and not at all if none is.
 pub fn run_batch_lazy_passing<T: Transform>(transform: &mut T, batch: &wit::InputBatch, fetch: fn() -> Vec<u8>) -> Result<passing::PassingBatch, wit::PluginError> {
     let fetched = OnceCell::new();
-    let Finished { outputs, forwarded, passed } = run_outputs(transform, Batch::lazy(batch, &fetched, fetch))?;
-    Ok(passing::PassingBatch { outputs, forwarded, passed })
+    run_outputs(transform, Batch::lazy(batch, &fetched, fetch))
 }
 
 /// [`run_batch_forwarding`] for a batch that came without its bytes (`lazy-transform`, the
@@ -79,7 +77,7 @@ pub fn run_batch_lazy<T: Transform>(transform: &mut T, batch: &wit::InputBatch, 
 
 /// The outputs of one batch, with the flags that name their forwarded parts and the inputs
 /// passed on whole.
-fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<Finished, wit::PluginError> {
+fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<passing::PassingBatch, wit::PluginError> {
     // Room for every output's own bytes: at most a new value per record, usually less (a lazy
     // batch's bytes are not known up front, so its outputs grow as they are written).
     let mut outputs = Outputs::with_capacity(batch.len(), batch.sent_bytes());
@@ -91,8 +89,8 @@ fn run_outputs<T: Transform>(transform: &mut T, batch: Batch<'_>) -> Result<Fini
 
 /// Passed inputs written out as forwarded outputs, in their places (what the host does with a
 /// `passing-transform`'s result before resolving it).
-fn forwarding(finished: Finished, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
-    let Finished { mut outputs, mut forwarded, passed } = finished;
+fn forwarding(passing: passing::PassingBatch, batch: &wit::InputBatch) -> Result<lazy::ForwardingBatch, wit::PluginError> {
+    let passing::PassingBatch { mut outputs, mut forwarded, passed } = passing;
     let parts = PassParts { records: &mut outputs.records, timestamps: &mut outputs.timestamps, forwarded: &mut forwarded };
     merge_passed(parts, &passed, InputView::new(batch)).map_err(sdk_bug)?;
     Ok(lazy::ForwardingBatch { outputs, forwarded })
