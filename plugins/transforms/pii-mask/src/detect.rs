@@ -49,9 +49,14 @@ impl Detectors {
         let mut current: Option<String> = None;
         // Matches only, no capture groups: finding where a match starts and ends is all the
         // DFA needs, while asking for groups runs a slower engine over every match.
-        let mut run = |re: &Option<Regex>, accept: fn(&str) -> bool| {
+        let mut run = |re: &Option<Regex>, may_match: &dyn Fn(&str) -> bool, accept: fn(&str) -> bool| {
             let Some(re) = re else { return };
             let input = current.as_deref().unwrap_or(text);
+            // Most strings in a record (names, cities, IDs) cannot hold a match: a count of
+            // digits or a look for `@` says so for less than a search costs.
+            if !may_match(input) {
+                return;
+            }
             let (mut replaced, mut at) = (String::new(), 0);
             for found in re.find_iter(input).filter(|m| accept(m.as_str())) {
                 replaced.push_str(&input[at..found.start()]);
@@ -63,12 +68,19 @@ impl Detectors {
                 current = Some(replaced);
             }
         };
-        run(&self.card, luhn);
-        run(&self.ssn, valid_ssn);
-        run(&self.phone, |_| true);
-        run(&self.email, |_| true);
+        // The fewest digits each pattern matches: a card 13, an SSN 9, a phone 9 (2 + 3 + 4).
+        run(&self.card, &|t| has_digits(t, 13), luhn);
+        run(&self.ssn, &|t| has_digits(t, 9), valid_ssn);
+        run(&self.phone, &|t| has_digits(t, 9), |_| true);
+        run(&self.email, &|t| t.contains('@'), |_| true);
         current
     }
+}
+
+/// Whether `text` has at least `n` digits. Text that is not all ASCII may: the patterns' `\d`
+/// also matches other scripts' digits, so it is always searched.
+fn has_digits(text: &str, n: usize) -> bool {
+    !text.is_ascii() || text.bytes().filter(u8::is_ascii_digit).count() >= n
 }
 
 /// The Luhn checksum over the digits of `text`.
@@ -126,6 +138,22 @@ mod tests {
         assert_eq!(redact(&[Detector::Ssn], "id 000-12-3456 and 666-12-3456"), "id 000-12-3456 and 666-12-3456");
         assert_eq!(redact(ALL, "version 1.2.3, 42 items"), "version 1.2.3, 42 items");
         assert!(Detectors::new(ALL).apply("nothing here", &|_| String::new()).is_none());
+    }
+
+    #[test]
+    fn the_digit_count_never_skips_a_string_a_pattern_matches() {
+        // Each pattern at its fewest digits, and digits of another script (`\d` is Unicode).
+        let cases: [(&[Detector], &str); 5] = [
+            (&[Detector::CreditCard], "4222222222222"),
+            (&[Detector::Ssn], "123-45-6789"),
+            (&[Detector::Phone], "12 345 6789"),
+            (&[Detector::Phone], "(12)3456789"),
+            (&[Detector::Ssn], "١٢٣-٤٥-٦٧٨٩"),
+        ];
+        for (enabled, text) in cases {
+            assert_eq!(redact(enabled, text), "<X>", "{text}");
+        }
+        assert!(!has_digits("12 345 678", 9) && has_digits("é", 9));
     }
 
     #[test]

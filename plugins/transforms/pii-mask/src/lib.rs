@@ -34,7 +34,7 @@ impl Transform for PiiMask {
             detectors: Detectors::new(&config.detectors),
             detector_mode: config.detector_mode,
             keep_last: config.keep_last,
-            masker: Masker { replacement: config.replacement, salt: config.salt },
+            masker: Masker::new(config.replacement, config.salt),
             on_non_json: config.on_non_json,
         })
     }
@@ -89,7 +89,7 @@ impl PiiMask {
                     return;
                 }
                 if let Some(masked) = self.detectors.apply(s, &mask) {
-                    edits.replace(at, serde_json::to_string(&masked).expect("a string always serializes"));
+                    edits.replace(at, mask::json_string(&masked));
                 }
             });
         }
