@@ -19,6 +19,11 @@
 //! the host's checks of each output). Identity's empty call stands in for every plugin's: an
 //! approximation for the others (0.1.3's copying export, pii-mask's extra fetch of the bytes).
 //!
+//! A third table runs identity and pii-mask at the largest batch once more, compiled without
+//! epoch checks (`Runtime::without_loop_protection`, a bench-only engine): the checks at every
+//! function entry and loop are how a deadline stops a plugin that loops, and the table says
+//! what they cost.
+//!
 //! Run with `cargo bench -p turnpike-bench` (all plugins) or `cargo bench -p turnpike-bench --
 //! identity` (plugins whose name contains a filter). Prints a table; the ratio is WASM /
 //! native, both measured in this run on this machine. Not a test: it asserts nothing.
@@ -104,6 +109,22 @@ fn main() -> anyhow::Result<()> {
         }
     }
 
+    // The same plugins in an engine without epoch checks, at the largest batch: what loop
+    // protection costs (a bench-only engine; Turnpike always runs with the checks).
+    let unprotected = Runtime::without_loop_protection()?;
+    let largest = BATCH_SIZES[BATCH_SIZES.len() - 1];
+    let host = host_batch(&values[..largest]);
+    let mut protection = Vec::new();
+    for (name, config) in [("identity", "{}"), ("pii-mask", PII_CONFIG)] {
+        if !wanted(name) {
+            continue;
+        }
+        let plugin = unprotected.load(turnpike_builtins::get(name).expect("built-in").wasm)?;
+        let without = rt.block_on(measure_wasm(&plugin, config, &host))?;
+        let row = rows.iter().find(|r| r.plugin == name && r.batch == largest).expect("measured above");
+        protection.push((name, row.wasm, without, row.native));
+    }
+
     // Timed again after the rows, the least of each kept: a machine that was busy during one
     // of the two would otherwise skew every row's last two columns.
     let after = rt.block_on(measure_calls(&identity, &sink))?;
@@ -129,6 +150,16 @@ fn main() -> anyhow::Result<()> {
             "{:<14} {:>6} {:>14.0} {:>14.0} {:>16.0} {:>16.0} {:>7.2}x {:>13.2}x {:>13.2}x",
             r.plugin, r.batch, w, n, 1e9 / w, 1e9 / n, w / n, at_floor, no_call
         );
+    }
+    if !protection.is_empty() {
+        println!("\nLoop protection: wasmtime's epoch check on entry to every function and loop, which lets a deadline stop");
+        println!("a plugin that never returns; the same plugins compiled without it (batch {largest}, best of {ROUNDS} rounds)");
+        println!("{:<14} {:>14} {:>16} {:>14} {:>10} {:>12} {:>8}", "plugin", "wasm ns/rec", "without ns/rec", "native ns/rec", "ratio", "without", "cost");
+        for (name, with, without, native) in protection {
+            let per = |d: Duration| d.as_nanos() as f64 / RECORDS_PER_ROUND as f64;
+            let (w, u, n) = (per(with), per(without), per(native));
+            println!("{:<14} {:>14.0} {:>16.0} {:>14.0} {:>9.2}x {:>11.2}x {:>7.0}%", name, w, u, n, w / n, u / n, (w / u - 1.0) * 100.0);
+        }
     }
     Ok(())
 }

@@ -52,6 +52,21 @@ impl Runtime {
     /// Builds the engine with a hardened configuration (following wasmtime's guidance for
     /// untrusted code) and starts the epoch ticker thread.
     pub fn with_limits(limits: &EngineLimits) -> Result<Self, LoadError> {
+        Self::build(limits, true)
+    }
+
+    /// **For benchmarks only** (feature `unprotected`): an engine whose plugin calls cannot be
+    /// interrupted, because its compiled code has no epoch checks. A plugin that loops then
+    /// holds its call for good. It exists to measure what the checks cost (the transforms
+    /// benchmark); nothing in Turnpike's binaries calls it.
+    #[cfg(feature = "unprotected")]
+    pub fn without_loop_protection() -> Result<Self, LoadError> {
+        Self::build(&EngineLimits::default(), false)
+    }
+
+    /// `interruptible`: compile epoch checks into plugin code (at every function entry and
+    /// loop), which is what lets a deadline stop a plugin that never returns.
+    fn build(limits: &EngineLimits, interruptible: bool) -> Result<Self, LoadError> {
         let n = limits.max_instances.max(1);
         // Pooling: instances come from slots reserved at start, so instantiation is cheap and
         // the host's total is bounded. Core instances and memories are budgeted generously per
@@ -75,7 +90,7 @@ impl Runtime {
             // Pooled fiber stacks are reused across plugins: zero them so that no plugin can
             // read what another left on its stack.
             .async_stack_zeroing(true)
-            .epoch_interruption(true)
+            .epoch_interruption(interruptible)
             .cranelift_opt_level(OptLevel::Speed)
             // Wasm features the Turnpike worlds do not need stay off: less attack surface.
             // (threads, GC and stack switching are not even compiled in: see Cargo.toml.)
