@@ -30,13 +30,15 @@
 //! # Speed in WebAssembly
 //! Built for WebAssembly, a plugin allocates with [talc](https://crates.io/crates/talc)
 //! (feature `talc`, on by default): plugins allocate per record, and talc did it faster than
-//! Rust's default allocator there (the Kafka Connect transforms 5-12 % per record).
-//! `default-features = false` keeps Rust's default, or lets a plugin set a
-//! `#[global_allocator]` of its own. A function call costs more in WebAssembly than natively
-//! (the runtime checks the call's deadline on entry to every function, which is how a plugin
-//! that loops is stopped), so more inlining pays: the built-in plugins build with
-//! `-C llvm-args=-inline-threshold=1000` (`plugins/.cargo/config.toml`): the JSON-reading Kafka
-//! Connect transforms ran 13-19 % faster per record with it, pii-mask 6 %.
+//! Rust's default allocator there (in one run of each, the Kafka Connect transforms 5-12 % per
+//! record, pii-mask ~4 %). `default-features = false` keeps Rust's default, or lets a plugin
+//! set a `#[global_allocator]` of its own; in a Cargo workspace every member that uses the SDK
+//! must turn it off, since features are merged across the members built together. Calls and
+//! loops cost more in WebAssembly than natively (the runtime checks the call's deadline at
+//! every function entry and loop, which is how a plugin that loops is stopped), so more
+//! inlining pays. Turnpike's built-in plugins build with `-C llvm-args=-inline-threshold=1000`
+//! (`rustflags` in their workspace's `.cargo/config.toml`, which a plugin project may copy):
+//! the JSON-reading Kafka Connect transforms ran 13-19 % faster per record with it, pii-mask 6 %.
 //!
 //! # Example
 //! ```
@@ -66,7 +68,7 @@
 
 /// The plugin's allocator in WebAssembly (feature `talc`, on by default). Plugins allocate
 /// per record (parsed JSON, output values), and talc did that faster than Rust's default
-/// dlmalloc: pii-mask ~4 %, the Kafka Connect transforms 5-12 % per record in the benchmarks.
+/// (dlmalloc): see "Speed in WebAssembly" above.
 /// `WasmDynamicTalc` is for single-threaded WebAssembly, which every Turnpike guest is.
 #[cfg(all(feature = "talc", target_arch = "wasm32", not(target_feature = "atomics")))]
 #[global_allocator]
